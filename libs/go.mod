@@ -1,0 +1,3 @@
+module github.com/eventreg/eventreg/libs
+
+go 1.26.0
