@@ -1,0 +1,19 @@
+package httpserver
+
+import "time"
+
+// Config holds the listener settings every service shares; embed it in a
+// service's configuration struct.
+type Config struct {
+	PublicAddr        string        `env:"PUBLIC_ADDR" envDefault:":8080"`
+	InternalAddr      string        `env:"INTERNAL_ADDR" envDefault:":9090"`
+	BodyLimit         int64         `env:"BODY_LIMIT_BYTES" envDefault:"1048576"`
+	ReadHeaderTimeout time.Duration `env:"HTTP_READ_HEADER_TIMEOUT" envDefault:"5s"`
+	ReadTimeout       time.Duration `env:"HTTP_READ_TIMEOUT" envDefault:"15s"`
+	WriteTimeout      time.Duration `env:"HTTP_WRITE_TIMEOUT" envDefault:"30s"`
+	IdleTimeout       time.Duration `env:"HTTP_IDLE_TIMEOUT" envDefault:"120s"`
+	ShutdownTimeout   time.Duration `env:"SHUTDOWN_TIMEOUT" envDefault:"20s"`
+	// ShutdownDelay keeps serving (with /readyz failing) this long after SIGTERM
+	// so that load balancers stop sending before the listener closes.
+	ShutdownDelay time.Duration `env:"SHUTDOWN_DELAY" envDefault:"0s"`
+}

@@ -1,0 +1,139 @@
+package httpserver
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/eventreg/eventreg/libs/apierror"
+)
+
+// LogClientIDKey is the gin context key under which authentication middleware
+// leaves the caller's client id for the request log.
+const LogClientIDKey = "httpserver.client_id"
+
+// recoverer turns a panic into a 500 in the API's shape; the cause goes to the
+// log with the hash the client sees, never to the client.
+func (s *Server) recoverer() gin.HandlerFunc {
+	return func(c *gin.Context) {
+		defer func() {
+			if r := recover(); r != nil {
+				if r == http.ErrAbortHandler {
+					panic(r)
+				}
+				hash := apierror.NewHash()
+				s.log.ErrorContext(c.Request.Context(), "panic serving request", "hash", hash,
+					"route", c.FullPath(), "panic", fmt.Sprint(r))
+				if !c.Writer.Written() {
+					apierror.Abort(c, apierror.Internal(hash))
+				} else {
+					c.Abort()
+				}
+			}
+		}()
+		c.Next()
+	}
+}
+
+// requestLog writes one JSON line per request: method, route template, status,
+// duration and client id. Never the query string, headers or body.
+func requestLog(log *slog.Logger, listener string) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		start := time.Now()
+		c.Next()
+		switch c.Request.URL.Path {
+		case "/healthz", "/readyz", "/metrics":
+			return
+		}
+		route := c.FullPath()
+		if route == "" {
+			route = "unmatched"
+		}
+		attrs := []any{
+			"listener", listener,
+			"method", c.Request.Method,
+			"route", route,
+			"status", c.Writer.Status(),
+			"duration_ms", float64(time.Since(start).Microseconds()) / 1000,
+		}
+		if id := c.GetString(LogClientIDKey); id != "" {
+			attrs = append(attrs, "client_id", id)
+		}
+		level := slog.LevelInfo
+		if c.Writer.Status() >= 500 {
+			level = slog.LevelError
+		}
+		log.Log(c.Request.Context(), level, "request", attrs...)
+	}
+}
+
+// bodyLimit refuses bodies larger than limit with 413, before reading them
+// when Content-Length says so and while reading them otherwise.
+func bodyLimit(limit int64) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		if c.Request.ContentLength > limit {
+			apierror.Abort(c, apierror.BodyTooLarge(limit))
+			return
+		}
+		if c.Request.Body != nil {
+			c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, limit)
+		}
+		c.Next()
+	}
+}
+
+// IsBodyTooLarge reports whether err came from reading past the body limit.
+func IsBodyTooLarge(err error) bool {
+	var mbe *http.MaxBytesError
+	return errors.As(err, &mbe)
+}
+
+type redMetrics struct {
+	requests *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+}
+
+func newREDMetrics(reg prometheus.Registerer) *redMetrics {
+	m := &redMetrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "http_server_requests_total",
+			Help: "HTTP requests served, by listener, route template, method and status class.",
+		}, []string{"listener", "route", "method", "status_class"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "http_server_request_duration_seconds",
+			Help:    "Time to serve an HTTP request, by listener, route template and method.",
+			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5},
+		}, []string{"listener", "route", "method"}),
+	}
+	reg.MustRegister(m.requests, m.duration)
+	return m
+}
+
+func (m *redMetrics) middleware(listener string) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		start := time.Now()
+		c.Next()
+		switch c.Request.URL.Path {
+		case "/healthz", "/readyz", "/metrics":
+			return
+		}
+		route := c.FullPath()
+		if route == "" {
+			route = "unmatched" // never the raw path: unbounded label values
+		}
+		method := c.Request.Method
+		switch method {
+		case http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete, http.MethodPatch, http.MethodHead, http.MethodOptions:
+		default:
+			method = "other"
+		}
+		class := fmt.Sprintf("%dxx", c.Writer.Status()/100)
+		m.requests.WithLabelValues(listener, route, method, class).Inc()
+		m.duration.WithLabelValues(listener, route, method).Observe(time.Since(start).Seconds())
+	}
+}

@@ -1,0 +1,211 @@
+// Package httpserver runs a service's two HTTP listeners: the public API and the
+// internal one (service-to-service endpoints, /healthz, /readyz, /metrics), with
+// timeouts, a body size limit, tracing, request logs, RED metrics, errors in the
+// API's shape and graceful shutdown.
+package httpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.opentelemetry.io/contrib/instrumentation/github.com/gin-gonic/gin/otelgin"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/eventreg/eventreg/libs/apierror"
+)
+
+// Check is a readiness probe of one dependency.
+type Check func(ctx context.Context) error
+
+// Server owns the public and internal gin engines of one service.
+type Server struct {
+	// Public serves the API routed by the gateway.
+	Public *gin.Engine
+	// Internal serves service-to-service endpoints and operations routes.
+	Internal *gin.Engine
+	// Metrics is the registry exposed on /metrics; services add their counters.
+	Metrics *prometheus.Registry
+
+	cfg      Config
+	log      *slog.Logger
+	service  string
+	checksMu sync.Mutex
+	checks   map[string]Check
+	draining atomic.Bool
+
+	publicLn, internalLn net.Listener
+}
+
+// New builds a server for the named service. Routes are added to Public and
+// Internal before Run.
+func New(cfg Config, log *slog.Logger, service string) *Server {
+	gin.SetMode(gin.ReleaseMode)
+	s := &Server{cfg: cfg, log: log, service: service, checks: map[string]Check{}, Metrics: prometheus.NewRegistry()}
+	s.Metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	red := newREDMetrics(s.Metrics)
+
+	s.Public = s.newEngine(red, "public")
+	s.Internal = s.newEngine(red, "internal")
+
+	s.Internal.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
+	s.Internal.GET("/readyz", s.readyz)
+	s.Internal.GET("/metrics", gin.WrapH(promhttp.HandlerFor(s.Metrics, promhttp.HandlerOpts{Registry: s.Metrics})))
+	return s
+}
+
+func (s *Server) newEngine(red *redMetrics, listener string) *gin.Engine {
+	e := gin.New()
+	e.HandleMethodNotAllowed = true
+	e.RedirectTrailingSlash = false
+	e.RedirectFixedPath = false
+	e.ContextWithFallback = true
+	e.Use(
+		otelgin.Middleware(s.service, otelgin.WithGinFilter(func(c *gin.Context) bool {
+			switch c.Request.URL.Path {
+			case "/healthz", "/readyz", "/metrics":
+				return false
+			}
+			return true
+		})),
+		s.recoverer(),
+		requestLog(s.log, listener),
+		red.middleware(listener),
+		bodyLimit(s.cfg.BodyLimit),
+	)
+	e.NoRoute(func(c *gin.Context) { apierror.Abort(c, apierror.NotFound("No such endpoint.")) })
+	e.NoMethod(func(c *gin.Context) { apierror.Abort(c, apierror.MethodNotAllowed()) })
+	return e
+}
+
+// AddReadinessCheck registers a dependency that /readyz probes.
+func (s *Server) AddReadinessCheck(name string, check Check) {
+	s.checksMu.Lock()
+	defer s.checksMu.Unlock()
+	s.checks[name] = check
+}
+
+func (s *Server) readyz(c *gin.Context) {
+	if s.draining.Load() {
+		c.JSON(http.StatusServiceUnavailable, gin.H{"status": "draining"})
+		return
+	}
+	s.checksMu.Lock()
+	checks := make(map[string]Check, len(s.checks))
+	for k, v := range s.checks {
+		checks[k] = v
+	}
+	s.checksMu.Unlock()
+
+	ctx, cancel := context.WithTimeout(c.Request.Context(), 2*time.Second)
+	defer cancel()
+	var mu sync.Mutex
+	failed := map[string]string{}
+	var wg sync.WaitGroup
+	for name, check := range checks {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := check(ctx); err != nil {
+				mu.Lock()
+				failed[name] = err.Error()
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if len(failed) > 0 {
+		c.JSON(http.StatusServiceUnavailable, gin.H{"status": "unready", "failed": failed})
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"status": "ready"})
+}
+
+// Listen binds both listeners; use it before Serve to learn the addresses of
+// ":0" listeners (tests).
+func (s *Server) Listen() error {
+	var err error
+	if s.publicLn, err = net.Listen("tcp", s.cfg.PublicAddr); err != nil {
+		return fmt.Errorf("listening on PUBLIC_ADDR %s: %w", s.cfg.PublicAddr, err)
+	}
+	if s.internalLn, err = net.Listen("tcp", s.cfg.InternalAddr); err != nil {
+		s.publicLn.Close()
+		return fmt.Errorf("listening on INTERNAL_ADDR %s: %w", s.cfg.InternalAddr, err)
+	}
+	return nil
+}
+
+// PublicAddr is the bound public address (after Listen).
+func (s *Server) PublicAddr() string { return s.publicLn.Addr().String() }
+
+// InternalAddr is the bound internal address (after Listen).
+func (s *Server) InternalAddr() string { return s.internalLn.Addr().String() }
+
+// Run listens and serves until ctx is cancelled, then shuts down gracefully.
+func (s *Server) Run(ctx context.Context) error {
+	if err := s.Listen(); err != nil {
+		return err
+	}
+	return s.Serve(ctx)
+}
+
+// Serve serves on the bound listeners until ctx is cancelled; then /readyz
+// fails for ShutdownDelay, the listeners close and in-flight requests get up
+// to ShutdownTimeout to finish.
+func (s *Server) Serve(ctx context.Context) error {
+	servers := []*http.Server{s.httpServer(s.Public), s.httpServer(s.Internal)}
+	listeners := []net.Listener{s.publicLn, s.internalLn}
+	g, gctx := errgroup.WithContext(ctx)
+	for i := range servers {
+		srv, ln := servers[i], listeners[i]
+		g.Go(func() error {
+			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				return fmt.Errorf("serving %s: %w", ln.Addr(), err)
+			}
+			return nil
+		})
+	}
+	g.Go(func() error {
+		<-gctx.Done()
+		s.draining.Store(true)
+		if ctx.Err() != nil && s.cfg.ShutdownDelay > 0 {
+			s.log.Info("draining before shutdown", "delay", s.cfg.ShutdownDelay.String())
+			time.Sleep(s.cfg.ShutdownDelay)
+		}
+		sctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
+		defer cancel()
+		var errs []error
+		for _, srv := range servers {
+			if err := srv.Shutdown(sctx); err != nil {
+				errs = append(errs, fmt.Errorf("shutting down %s: %w", srv.Addr, err))
+			}
+		}
+		return errors.Join(errs...)
+	})
+	s.log.Info("listening", "public", s.publicLn.Addr().String(), "internal", s.internalLn.Addr().String())
+	err := g.Wait()
+	s.log.Info("stopped")
+	return err
+}
+
+func (s *Server) httpServer(h http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
+		ReadTimeout:       s.cfg.ReadTimeout,
+		WriteTimeout:      s.cfg.WriteTimeout,
+		IdleTimeout:       s.cfg.IdleTimeout,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+}

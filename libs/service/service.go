@@ -1,0 +1,173 @@
+// Package service is the skeleton every service binary shares: the command
+// tree (serve, migrate, import, admin commands), signal handling, and the
+// start-up order config → logger → telemetry → database → HTTP servers.
+package service
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/spf13/cobra"
+
+	"github.com/eventreg/eventreg/libs/httpserver"
+	"github.com/eventreg/eventreg/libs/logging"
+	"github.com/eventreg/eventreg/libs/migrations"
+	"github.com/eventreg/eventreg/libs/pgdb"
+	"github.com/eventreg/eventreg/libs/telemetry"
+)
+
+// Version is set at build time with -ldflags "-X .../service.Version=...".
+var Version = "dev"
+
+// Base is the configuration every service has; embed it.
+type Base struct {
+	httpserver.Config
+	DatabaseURL string `env:"DATABASE_URL,required"`
+	LogLevel    string `env:"LOG_LEVEL" envDefault:"info"`
+}
+
+// DatabaseConfig is what database-only commands (migrate, import) need.
+type DatabaseConfig struct {
+	DatabaseURL string `env:"DATABASE_URL,required"`
+	LogLevel    string `env:"LOG_LEVEL" envDefault:"info"`
+}
+
+// Main runs root with a context cancelled by SIGINT or SIGTERM and exits 1
+// with the error on stderr when it fails.
+func Main(root *cobra.Command) {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	err := root.ExecuteContext(ctx)
+	stop()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", root.Name(), err)
+		os.Exit(1)
+	}
+}
+
+// NewRoot returns the root command of a service binary.
+func NewRoot(name, short string) *cobra.Command {
+	return &cobra.Command{
+		Use:           name,
+		Short:         short,
+		Version:       Version,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+}
+
+// Runtime is what Start built for `serve`.
+type Runtime struct {
+	Log    *slog.Logger
+	Pool   *pgxpool.Pool
+	Server *httpserver.Server
+	close  []func(context.Context) error
+}
+
+// OnClose registers cleanup run (in reverse order) after the servers stop.
+func (r *Runtime) OnClose(f func(context.Context) error) { r.close = append(r.close, f) }
+
+// Start builds the logger, telemetry, the database pool (with readiness
+// checks for it and its migrations) and the HTTP server. Call Serve after
+// adding routes.
+func Start(ctx context.Context, name string, base Base, set migrations.Set) (*Runtime, error) {
+	level, err := logging.ParseLevel(base.LogLevel)
+	if err != nil {
+		return nil, fmt.Errorf("configuration: %w", err)
+	}
+	log := logging.New(os.Stderr, level, name)
+	shutdownTelemetry, err := telemetry.Setup(ctx, name, Version)
+	if err != nil {
+		return nil, err
+	}
+	pool, err := pgdb.Open(ctx, base.DatabaseURL)
+	if err != nil {
+		return nil, err
+	}
+	srv := httpserver.New(base.Config, log, name)
+	srv.AddReadinessCheck("postgresql", set.Check(pool))
+	rt := &Runtime{Log: log, Pool: pool, Server: srv}
+	rt.OnClose(shutdownTelemetry)
+	rt.OnClose(func(context.Context) error { pool.Close(); return nil })
+	return rt, nil
+}
+
+// Serve runs the servers until ctx ends, then closes what Start opened.
+func (r *Runtime) Serve(ctx context.Context) error {
+	err := r.Server.Run(ctx)
+	cctx, cancel := context.WithTimeout(context.Background(), 10e9)
+	defer cancel()
+	for i := len(r.close) - 1; i >= 0; i-- {
+		if cerr := r.close[i](cctx); cerr != nil {
+			err = errors.Join(err, cerr)
+		}
+	}
+	return err
+}
+
+// MigrateCommand returns `migrate up|down|status` for the service's set.
+func MigrateCommand(set migrations.Set, load func() (DatabaseConfig, error)) *cobra.Command {
+	cmd := &cobra.Command{Use: "migrate", Short: "Apply, roll back or show the database migrations"}
+	cmd.AddCommand(&cobra.Command{
+		Use: "up", Short: "Apply every pending migration",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := load()
+			if err != nil {
+				return err
+			}
+			if err := set.Up(cfg.DatabaseURL); err != nil {
+				return err
+			}
+			latest, _ := set.Latest()
+			fmt.Fprintf(cmd.OutOrStdout(), "migrations applied; database at version %d\n", latest)
+			return nil
+		},
+	}, &cobra.Command{
+		Use: "down", Short: "Roll back the newest migration",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := load()
+			if err != nil {
+				return err
+			}
+			if err := set.Down(cfg.DatabaseURL); err != nil {
+				return err
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), "rolled back one migration")
+			return nil
+		},
+	}, &cobra.Command{
+		Use: "status", Short: "Show the applied and the newest migration",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := load()
+			if err != nil {
+				return err
+			}
+			pool, err := pgdb.Open(cmd.Context(), cfg.DatabaseURL)
+			if err != nil {
+				return err
+			}
+			defer pool.Close()
+			st, err := set.Status(cmd.Context(), pool)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "version %d of %d, dirty=%v, current=%v\n", st.Version, st.Latest, st.Dirty, st.Current())
+			return nil
+		},
+	})
+	return cmd
+}
+
+// PrintJSON writes v as indented JSON.
+func PrintJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}

@@ -1,0 +1,231 @@
+// Package testkit is the test harness: throwaway PostgreSQL databases (on the
+// server named by TEST_DATABASE_URL, the local default server, or a server it
+// starts), throwaway Redis servers, free ports and polling with a deadline.
+// The local stack runner uses its server starters too.
+package testkit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Process is a server started by this package.
+type Process struct {
+	cmd  *exec.Cmd
+	done chan struct{}
+	stop func() error
+}
+
+// Stop ends the server and waits for it.
+func (p *Process) Stop() error {
+	if p == nil {
+		return nil
+	}
+	return p.stop()
+}
+
+// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
+func FreePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+// PostgresBinDir finds initdb/postgres: $PG_BIN, then Debian's
+// /usr/lib/postgresql/<newest>/bin, then $PATH.
+func PostgresBinDir() (string, error) {
+	if d := os.Getenv("PG_BIN"); d != "" {
+		return d, nil
+	}
+	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
+	sort.Slice(dirs, func(i, j int) bool { return versionOf(dirs[i]) > versionOf(dirs[j]) })
+	for _, d := range dirs {
+		if _, err := os.Stat(filepath.Join(d, "initdb")); err == nil {
+			return d, nil
+		}
+	}
+	if p, err := exec.LookPath("initdb"); err == nil {
+		return filepath.Dir(p), nil
+	}
+	return "", errors.New("PostgreSQL server binaries (initdb, postgres) not found: install Debian's postgresql package or set PG_BIN")
+}
+
+func versionOf(dir string) int {
+	v, _ := strconv.Atoi(filepath.Base(filepath.Dir(dir)))
+	return v
+}
+
+// StartPostgres initialises a cluster in dir (if empty) and starts it on
+// 127.0.0.1:port with trust authentication. It returns the admin DSN.
+// Running as root, the cluster is owned by the "postgres" OS user when one exists.
+func StartPostgres(ctx context.Context, dir string, port int) (*Process, string, error) {
+	bin, err := PostgresBinDir()
+	if err != nil {
+		return nil, "", err
+	}
+	var cred *syscall.Credential
+	if os.Geteuid() == 0 {
+		uid, gid, ok := lookupUser("postgres")
+		if !ok {
+			return nil, "", errors.New("running as root needs an OS user named postgres to run a throwaway PostgreSQL")
+		}
+		cred = &syscall.Credential{Uid: uid, Gid: gid}
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, "", err
+		}
+		if err := os.Chown(dir, int(uid), int(gid)); err != nil {
+			return nil, "", err
+		}
+		// The postgres user must be able to reach dir through private temp dirs.
+		for d := filepath.Dir(dir); d != "/" && d != "."; d = filepath.Dir(d) {
+			if st, err := os.Stat(d); err == nil && st.Mode().Perm()&0o001 == 0 {
+				_ = os.Chmod(d, st.Mode().Perm()|0o011)
+			}
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "PG_VERSION")); err != nil {
+		initdb := exec.CommandContext(ctx, filepath.Join(bin, "initdb"), "-D", dir, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync")
+		initdb.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+		if out, err := initdb.CombinedOutput(); err != nil {
+			return nil, "", fmt.Errorf("initdb: %v: %s", err, out)
+		}
+	}
+	cmd := exec.Command(filepath.Join(bin, "postgres"), "-D", dir, "-p", strconv.Itoa(port), "-h", "127.0.0.1", "-k", dir,
+		"-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off", "-c", "max_connections=300",
+		"-c", "shared_buffers=256MB")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Pdeathsig: syscall.SIGQUIT, Setpgid: true}
+	logf, _ := os.Create(filepath.Join(os.TempDir(), fmt.Sprintf("eventreg-postgres-%d.log", port)))
+	cmd.Stdout, cmd.Stderr = logf, logf
+	p, err := startProcess(cmd, syscall.SIGINT)
+	if err != nil {
+		return nil, "", fmt.Errorf("starting postgres: %w", err)
+	}
+	dsn := fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", port)
+	if err := Poll(ctx, 30*time.Second, func(ctx context.Context) error { return pingPostgres(ctx, dsn) }); err != nil {
+		p.Stop()
+		return nil, "", fmt.Errorf("postgres did not come up (log: %s): %w", logf.Name(), err)
+	}
+	return p, dsn, nil
+}
+
+// StartRedis starts redis-server on 127.0.0.1:port keeping data in dir; with
+// aof it persists every write (appendfsync always) as production does.
+func StartRedis(ctx context.Context, dir string, port int, aof bool) (*Process, string, error) {
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		return nil, "", errors.New("redis-server not found: install Debian's redis-server package")
+	}
+	args := []string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", dir, "--save", "", "--daemonize", "no",
+		"--maxmemory-policy", "noeviction", "--protected-mode", "no", "--logfile", ""}
+	if aof {
+		args = append(args, "--appendonly", "yes", "--appendfsync", "always")
+	} else {
+		args = append(args, "--appendonly", "no")
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+	p, err := startProcess(cmd, syscall.SIGTERM)
+	if err != nil {
+		return nil, "", fmt.Errorf("starting redis-server: %w", err)
+	}
+	url := fmt.Sprintf("redis://127.0.0.1:%d/0", port)
+	if err := Poll(ctx, 10*time.Second, func(ctx context.Context) error {
+		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second)
+		if err == nil {
+			c.Close()
+		}
+		return err
+	}); err != nil {
+		p.Stop()
+		return nil, "", fmt.Errorf("redis-server did not come up: %w", err)
+	}
+	return p, url, nil
+}
+
+func startProcess(cmd *exec.Cmd, sig syscall.Signal) (*Process, error) {
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	p := &Process{cmd: cmd, done: make(chan struct{})}
+	go func() { _ = cmd.Wait(); close(p.done) }()
+	p.stop = func() error {
+		select {
+		case <-p.done:
+			return nil
+		default:
+		}
+		_ = cmd.Process.Signal(sig)
+		select {
+		case <-p.done:
+		case <-time.After(15 * time.Second):
+			_ = cmd.Process.Kill()
+			<-p.done
+		}
+		return nil
+	}
+	return p, nil
+}
+
+// Kill stops the server at once (SIGKILL), as a crash would.
+func (p *Process) Kill() {
+	_ = p.cmd.Process.Kill()
+	<-p.done
+}
+
+// Poll calls fn until it returns nil or timeout passes, returning the last error.
+func Poll(ctx context.Context, timeout time.Duration, fn func(context.Context) error) error {
+	deadline := time.Now().Add(timeout)
+	var err error
+	for {
+		cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		err = fn(cctx)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return err
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func pingPostgres(ctx context.Context, dsn string) error {
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	return conn.Ping(ctx)
+}
+
+func lookupUser(name string) (uid, gid uint32, ok bool) {
+	b, err := os.ReadFile("/etc/passwd")
+	if err != nil {
+		return 0, 0, false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Split(line, ":")
+		if len(f) > 3 && f[0] == name {
+			u, err1 := strconv.Atoi(f[2])
+			g, err2 := strconv.Atoi(f[3])
+			return uint32(u), uint32(g), err1 == nil && err2 == nil
+		}
+	}
+	return 0, 0, false
+}

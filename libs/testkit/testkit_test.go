@@ -1,0 +1,65 @@
+package testkit_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/eventreg/eventreg/libs/testkit"
+)
+
+func TestMain(m *testing.M) { testkit.Main(m) }
+
+func TestNewDatabaseIsUsableAndIsolated(t *testing.T) {
+	a, b := testkit.NewDatabase(t), testkit.NewDatabase(t)
+	if a == b {
+		t.Fatal("two tests share a database")
+	}
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "CREATE TABLE t (id int)"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestNewRedis(t *testing.T) {
+	opts, err := redis.ParseURL(testkit.NewRedis(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := redis.NewClient(opts)
+	defer c.Close()
+	if err := c.Set(context.Background(), "k", "v", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestStartPostgresThrowaway(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a PostgreSQL cluster")
+	}
+	port, err := testkit.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, dsn, err := testkit.StartPostgres(context.Background(), t.TempDir()+"/data", port)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Stop()
+	conn, err := pgx.Connect(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var one int
+	if err := conn.QueryRow(context.Background(), "SELECT 1").Scan(&one); err != nil || one != 1 {
+		t.Fatalf("query: %v", err)
+	}
+	conn.Close(context.Background())
+}

@@ -1,0 +1,73 @@
+package tokenauth
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/eventreg/eventreg/libs/apierror"
+	"github.com/eventreg/eventreg/libs/httpserver"
+)
+
+const claimsKey = "tokenauth.claims"
+
+// Middleware requires a valid bearer token and stores its claims in the gin
+// context. Missing or bad tokens get 401 "Invalid token.", expired ones 401
+// "Token expired.", both with a WWW-Authenticate challenge.
+func (v *Validator) Middleware() gin.HandlerFunc {
+	return func(c *gin.Context) {
+		raw, ok := bearer(c.GetHeader("Authorization"))
+		if !ok {
+			apierror.Abort(c, apierror.MissingToken())
+			return
+		}
+		claims, err := v.Validate(c.Request.Context(), raw)
+		switch {
+		case errors.Is(err, ErrExpired):
+			apierror.Abort(c, apierror.Unauthenticated(true))
+			return
+		case errors.Is(err, ErrUnavailable):
+			apierror.Abort(c, apierror.Unavailable("Token verification"))
+			return
+		case err != nil:
+			apierror.Abort(c, apierror.Unauthenticated(false))
+			return
+		}
+		c.Set(claimsKey, claims)
+		c.Set(httpserver.LogClientIDKey, claims.ClientID)
+		c.Next()
+	}
+}
+
+// RequireScope refuses (403 insufficient_scope) a token without scope. It
+// must follow Middleware.
+func RequireScope(scope string) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		claims := FromContext(c)
+		if claims == nil || !claims.HasScope(scope) {
+			apierror.Abort(c, apierror.InsufficientScope(scope))
+			return
+		}
+		c.Next()
+	}
+}
+
+// FromContext returns the claims Middleware stored, or nil.
+func FromContext(c *gin.Context) *Claims {
+	v, ok := c.Get(claimsKey)
+	if !ok {
+		return nil
+	}
+	claims, _ := v.(*Claims)
+	return claims
+}
+
+func bearer(h string) (string, bool) {
+	const prefix = "bearer "
+	if len(h) <= len(prefix) || !strings.EqualFold(h[:len(prefix)], prefix) {
+		return "", false
+	}
+	tok := strings.TrimSpace(h[len(prefix):])
+	return tok, tok != ""
+}
