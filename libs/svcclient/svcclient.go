@@ -1,0 +1,96 @@
+// Package svcclient calls another service's internal listener: JSON in and
+// out, a bounded timeout, W3C trace context propagated (otelhttp), and errors
+// that tell "the other service cannot answer" (ErrUnavailable, answer 503)
+// from "it answered no" (*StatusError).
+package svcclient
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+)
+
+// ErrUnavailable wraps every failure to get an answer: refused connections,
+// timeouts, 5xx responses and unreadable bodies.
+var ErrUnavailable = errors.New("service unavailable")
+
+// StatusError is a 4xx answer.
+type StatusError struct {
+	Status int
+	Body   string
+}
+
+func (e *StatusError) Error() string { return fmt.Sprintf("status %d: %s", e.Status, e.Body) }
+
+// IsStatus reports whether err is a StatusError with the given status.
+func IsStatus(err error, status int) bool {
+	var se *StatusError
+	return errors.As(err, &se) && se.Status == status
+}
+
+// Client calls one service.
+type Client struct {
+	base string
+	http *http.Client
+}
+
+// New returns a client for the service at baseURL (e.g. http://users:9090).
+// Every call is bounded by timeout.
+func New(baseURL string, timeout time.Duration) *Client {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConnsPerHost = 64
+	return &Client{
+		base: strings.TrimRight(baseURL, "/"),
+		http: &http.Client{Timeout: timeout, Transport: otelhttp.NewTransport(tr)},
+	}
+}
+
+// Do sends in (nil for no body) as JSON and decodes a 2xx answer into out
+// (nil to discard).
+func (c *Client) Do(ctx context.Context, method, path string, in, out any) error {
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return fmt.Errorf("encoding request: %w", err)
+		}
+		body = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, body)
+	if err != nil {
+		return fmt.Errorf("building request: %w", err)
+	}
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return fmt.Errorf("%w: %s %s: %v", ErrUnavailable, method, path, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	if err != nil {
+		return fmt.Errorf("%w: reading %s %s: %v", ErrUnavailable, method, path, err)
+	}
+	switch {
+	case resp.StatusCode >= 500:
+		return fmt.Errorf("%w: %s %s answered %d", ErrUnavailable, method, path, resp.StatusCode)
+	case resp.StatusCode >= 400:
+		return &StatusError{Status: resp.StatusCode, Body: string(data)}
+	}
+	if out != nil && len(data) > 0 {
+		if err := json.Unmarshal(data, out); err != nil {
+			return fmt.Errorf("%w: decoding %s %s: %v", ErrUnavailable, method, path, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,40 @@
+// Package volunteersapi is the volunteers service's internal API used by the
+// users service: whether a user volunteers and leads a department.
+package volunteersapi
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/eventreg/eventreg/libs/svcclient"
+)
+
+// PathStatus is GET on the volunteers internal listener → Status.
+const PathStatus = "/internal/users/:id/volunteer-status"
+
+// Status of one user in the current convention.
+type Status struct {
+	IsVolunteer      bool `json:"isVolunteer"`
+	IsDepartmentLead bool `json:"isDepartmentLead"`
+}
+
+// Client calls the volunteers internal API.
+type Client struct{ c *svcclient.Client }
+
+// NewClient returns a client for the volunteers internal listener at baseURL.
+func NewClient(baseURL string, timeout time.Duration) *Client {
+	return &Client{c: svcclient.New(baseURL, timeout)}
+}
+
+// Status returns the user's volunteer status (false, false for an unknown
+// user); errors wrap svcclient.ErrUnavailable when volunteers cannot answer.
+func (c *Client) Status(ctx context.Context, userID int64) (Status, error) {
+	var st Status
+	if err := c.c.Do(ctx, http.MethodGet, "/internal/users/"+strconv.FormatInt(userID, 10)+"/volunteer-status", nil, &st); err != nil {
+		return Status{}, fmt.Errorf("fetching volunteer status of user %d: %w", userID, err)
+	}
+	return st, nil
+}
