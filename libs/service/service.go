@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/spf13/cobra"
@@ -102,7 +103,7 @@ func Start(ctx context.Context, name string, base Base, set migrations.Set) (*Ru
 // Serve runs the servers until ctx ends, then closes what Start opened.
 func (r *Runtime) Serve(ctx context.Context) error {
 	err := r.Server.Run(ctx)
-	cctx, cancel := context.WithTimeout(context.Background(), 10e9)
+	cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	for i := len(r.close) - 1; i >= 0; i-- {
 		if cerr := r.close[i](cctx); cerr != nil {

@@ -1,0 +1,71 @@
+package service
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/eventreg/eventreg/libs/config"
+	"github.com/eventreg/eventreg/libs/cursor"
+	"github.com/eventreg/eventreg/libs/redisdb"
+	"github.com/eventreg/eventreg/libs/tokenauth"
+)
+
+// Resource is the configuration the resource services (users, volunteers,
+// registrations) share on top of Base; embed both.
+type Resource struct {
+	AuthIssuer    string        `env:"AUTH_ISSUER,required"`
+	AuthJWKSURL   string        `env:"AUTH_JWKS_URL,required"`
+	TokenAudience string        `env:"TOKEN_AUDIENCE" envDefault:"eventreg-api"`
+	TokenLeeway   time.Duration `env:"TOKEN_LEEWAY" envDefault:"30s"`
+	CursorKey     string        `env:"CURSOR_KEY,required,unset"`
+	ConventionID  string        `env:"CONVENTION_ID,required"`
+	RedisURL      string        `env:"REDIS_URL"`
+}
+
+// Validate checks lengths the types cannot.
+func (r *Resource) Validate() error {
+	return config.MinLength("CURSOR_KEY", r.CursorKey, cursor.MinKeyLength)
+}
+
+// ResourceDeps are what Resource builds for serve.
+type ResourceDeps struct {
+	Tokens *tokenauth.Validator
+	Cursor *cursor.Codec
+	// Redis is nil when REDIS_URL is not set.
+	Redis *redis.Client
+}
+
+// StartResource builds the token validator (keys fetched now and kept fresh
+// until ctx ends), the cursor codec and the optional Redis client, and adds
+// their readiness checks to rt.
+func StartResource(ctx context.Context, rt *Runtime, r Resource) (*ResourceDeps, error) {
+	v, err := tokenauth.New(tokenauth.Config{JWKSURL: r.AuthJWKSURL, Issuer: r.AuthIssuer, Audience: r.TokenAudience, Leeway: r.TokenLeeway})
+	if err != nil {
+		return nil, fmt.Errorf("configuration: %w", err)
+	}
+	v.Start(ctx)
+	rt.Server.AddReadinessCheck("jwks", v.Ready)
+	codec, err := cursor.NewCodec([]byte(r.CursorKey))
+	if err != nil {
+		return nil, fmt.Errorf("configuration: CURSOR_KEY: %w", err)
+	}
+	deps := &ResourceDeps{Tokens: v, Cursor: codec}
+	if r.RedisURL != "" {
+		rc, err := redisdb.Open(r.RedisURL)
+		if err != nil {
+			return nil, err
+		}
+		deps.Redis = rc
+		rt.OnClose(func(context.Context) error { return rc.Close() })
+	}
+	return deps, nil
+}
+
+// Protected returns the middleware chain of a route needing scope.
+func (d *ResourceDeps) Protected(scope string) []gin.HandlerFunc {
+	return []gin.HandlerFunc{d.Tokens.Middleware(), tokenauth.RequireScope(scope)}
+}
