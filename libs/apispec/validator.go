@@ -57,7 +57,8 @@ func NewValidator() (*Validator, error) {
 			// requirements are treated as satisfied.
 			AuthenticationFunc:    openapi3filter.NoopAuthenticationFunc,
 			IncludeResponseStatus: true,
-			MultiError:            false,
+			// Validation must not change the request it looks at.
+			SkipSettingDefaults: true,
 		},
 	}, nil
 }
@@ -75,7 +76,7 @@ func (v *Validator) ValidateRequest(req *http.Request) error {
 	}
 	in := &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route, Options: v.opts}
 	if err := openapi3filter.ValidateRequest(req.Context(), in); err != nil {
-		return fmt.Errorf("request %s %s: %w", req.Method, req.URL.Path, err)
+		return shorten(fmt.Errorf("request %s %s: %w", req.Method, req.URL.Path, err))
 	}
 	return nil
 }
@@ -95,7 +96,7 @@ func (v *Validator) ValidateResponse(req *http.Request, status int, header http.
 	out := &openapi3filter.ResponseValidationInput{RequestValidationInput: in, Status: status, Header: header, Options: v.opts}
 	out.SetBodyBytes(body)
 	if err := openapi3filter.ValidateResponse(req.Context(), out); err != nil {
-		return fmt.Errorf("response %d to %s %s: %w", status, req.Method, req.URL.Path, err)
+		return shorten(fmt.Errorf("response %d to %s %s: %w", status, req.Method, req.URL.Path, err))
 	}
 	if req.Method != http.MethodHead {
 		if resp := route.Operation.Responses.Status(status); resp != nil && resp.Value != nil &&
@@ -132,4 +133,25 @@ func (v *Validator) find(req *http.Request) (*routers.Route, map[string]string, 
 		return nil, nil, fmt.Errorf("%s %s is not an operation of the API document: %w", req.Method, req.URL.Path, err)
 	}
 	return route, params, nil
+}
+
+// maxErrorLen bounds the message of a validation error: kin-openapi quotes the
+// offending value, which for a page of 100 records drowns the reason.
+const maxErrorLen = 4000
+
+// shortenedError keeps the full error for errors.As while printing less.
+type shortenedError struct {
+	msg string
+	err error
+}
+
+func (e *shortenedError) Error() string { return e.msg }
+func (e *shortenedError) Unwrap() error { return e.err }
+
+func shorten(err error) error {
+	msg := err.Error()
+	if len(msg) <= maxErrorLen {
+		return err
+	}
+	return &shortenedError{msg: msg[:maxErrorLen] + fmt.Sprintf("... (%d more bytes)", len(msg)-maxErrorLen), err: err}
 }

@@ -79,7 +79,7 @@ func Unmarshal(body []byte, v any, opts Options) *apierror.Error {
 // MaxDepth, exactly one value, and no object with the same key twice.
 func Check(body []byte) error {
 	if !utf8.Valid(body) {
-		return errors.New("The request body is not valid UTF-8.")
+		return problem("The request body is not valid UTF-8.")
 	}
 	type frame struct {
 		object    bool
@@ -96,7 +96,7 @@ func Check(body []byte) error {
 			break
 		}
 		if err != nil {
-			return errors.New("The request body is not valid JSON.")
+			return problem("The request body is not valid JSON.")
 		}
 		var top *frame
 		if len(stack) > 0 {
@@ -114,7 +114,7 @@ func Check(body []byte) error {
 		if top != nil && top.object && top.expectKey {
 			key, _ := tok.(string)
 			if _, dup := top.keys[key]; dup {
-				return fmt.Errorf("The request body has the key %q twice.", key)
+				return problemf("The request body has the key %q twice.", key)
 			}
 			top.keys[key] = struct{}{}
 			top.expectKey = false
@@ -122,7 +122,7 @@ func Check(body []byte) error {
 		}
 		if d, ok := tok.(json.Delim); ok { // '{' or '['
 			if len(stack) >= MaxDepth {
-				return fmt.Errorf("The request body nests deeper than %d levels.", MaxDepth)
+				return problemf("The request body nests deeper than %d levels.", MaxDepth)
 			}
 			stack = append(stack, &frame{object: d == '{', expectKey: d == '{', keys: map[string]struct{}{}})
 			continue
@@ -136,9 +136,9 @@ func Check(body []byte) error {
 	}
 	if len(stack) != 0 || values != 1 {
 		if values > 1 {
-			return errors.New("The request body holds more than one JSON value.")
+			return problem("The request body holds more than one JSON value.")
 		}
-		return errors.New("The request body is not valid JSON.")
+		return problem("The request body is not valid JSON.")
 	}
 	return nil
 }
@@ -165,3 +165,10 @@ func limitOf(err error) int64 {
 	}
 	return 0
 }
+
+// problem is a message meant for the client, written as a sentence.
+type problem string
+
+func (p problem) Error() string { return string(p) }
+
+func problemf(format string, args ...any) error { return problem(fmt.Sprintf(format, args...)) }

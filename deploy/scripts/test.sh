@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# The test command (`make test`): installs what the tests need when it is
+# missing, starts a throwaway PostgreSQL when none answers, then runs every
+# test of every module: unit, integration and end-to-end.
+#
+#   make test                 everything
+#   TEST_ARGS="-run Foo" make test
+#   FUZZTIME=30s make test    longer fuzzing (default 5s per target)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+root=$(pwd)
+log() { printf '\033[1m==> %s\033[0m\n' "$*"; }
+
+# --- 1. tools -----------------------------------------------------------------
+pg_bin() { ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n1; }
+missing=()
+command -v go >/dev/null || { echo "Go is required (https://go.dev/dl/); it is not on PATH" >&2; exit 1; }
+[ -n "$(pg_bin)" ] || command -v initdb >/dev/null || missing+=(postgresql)
+command -v redis-server >/dev/null || missing+=(redis-server)
+command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || missing+=(nginx-light)
+command -v chromium >/dev/null || [ -x /usr/bin/chromium ] || missing+=(chromium)
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    log "installing ${missing[*]} from Debian's packages"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    # Debian starts the freshly installed servers; the tests start their own.
+  else
+    echo "missing: ${missing[*]}" >&2
+    echo "install them with: sudo apt-get install -y ${missing[*]}" >&2
+    exit 1
+  fi
+fi
+export PATH="$PATH:/usr/sbin"
+
+# --- 2. PostgreSQL ------------------------------------------------------------
+pg_ready() { timeout 3 "$(pg_bin)/pg_isready" -q -d "$1" 2>/dev/null; }
+if [ -z "${TEST_DATABASE_URL:-}" ]; then
+  default="postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
+  if pg_ready "$default"; then
+    export TEST_DATABASE_URL="$default"
+  else
+    log "no PostgreSQL on 127.0.0.1:5432: starting a throwaway one"
+    pgdir=$(mktemp -d /tmp/eventreg-test-pg.XXXXXX)
+    chmod 755 "$pgdir"
+    runas=()
+    if [ "$(id -u)" = 0 ]; then chown postgres: "$pgdir"; runas=(runuser -u postgres --); fi
+    "${runas[@]}" "$(pg_bin)/initdb" -D "$pgdir/data" -U postgres --auth=trust -E UTF8 --no-sync >/dev/null
+    "${runas[@]}" "$(pg_bin)/pg_ctl" -D "$pgdir/data" -l "$pgdir/log" -w \
+      -o "-p 55432 -h 127.0.0.1 -k $pgdir -c fsync=off -c synchronous_commit=off -c max_connections=400" start >/dev/null
+    trap '"${runas[@]}" "$(pg_bin)/pg_ctl" -D "$pgdir/data" -m immediate stop >/dev/null 2>&1; rm -rf "$pgdir"' EXIT
+    export TEST_DATABASE_URL="postgres://postgres@127.0.0.1:55432/postgres?sslmode=disable"
+  fi
+fi
+log "PostgreSQL for tests: ${TEST_DATABASE_URL%%\?*}"
+
+# --- 3. tests -----------------------------------------------------------------
+mapfile -t modules < <(go list -m -f '{{.Dir}}')
+patterns=()
+for m in "${modules[@]}"; do
+  rel=".${m#"$root"}"
+  if [ -n "$(go list "$rel/..." 2>/dev/null)" ]; then patterns+=("$rel/..."); fi
+done
+log "go vet ${patterns[*]}"
+go vet "${patterns[@]}"
+log "go test ${patterns[*]}"
+# shellcheck disable=SC2086
+go test -count=1 -timeout 40m ${TEST_ARGS:-} "${patterns[@]}"
+
+# --- 4. fuzzing (a short run of every fuzz target) ----------------------------
+fuzztime=${FUZZTIME:-5s}
+log "fuzzing each target for $fuzztime"
+for m in "${patterns[@]}"; do
+  while read -r pkg dir; do
+    for target in $(grep -ho '^func Fuzz[A-Za-z0-9_]*' "$dir"/*_test.go 2>/dev/null | sed 's/^func //' | sort -u); do
+      (cd "$dir" && go test -run '^$' -fuzz "^${target}\$" -fuzztime "$fuzztime" . >/dev/null) \
+        || { echo "fuzz target $pkg.$target failed" >&2; exit 1; }
+      echo "fuzz $pkg $target ok"
+    done
+  done < <(go list -f '{{.ImportPath}} {{.Dir}}' "$m")
+done
+log "all tests passed"

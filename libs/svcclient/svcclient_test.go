@@ -1,0 +1,47 @@
+package svcclient_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/eventreg/eventreg/libs/svcclient"
+)
+
+func TestOutcomes(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/ok":
+			w.Write([]byte(`{"n":3}`))
+		case "/missing":
+			w.WriteHeader(404)
+		case "/broken":
+			w.WriteHeader(502)
+		case "/slow":
+			time.Sleep(500 * time.Millisecond)
+		}
+	}))
+	defer srv.Close()
+	c := svcclient.New(srv.URL, 200*time.Millisecond)
+	ctx := context.Background()
+
+	var out struct{ N int }
+	if err := c.Do(ctx, "GET", "/ok", nil, &out); err != nil || out.N != 3 {
+		t.Fatalf("ok: %v %+v", err, out)
+	}
+	if err := c.Do(ctx, "GET", "/missing", nil, nil); !svcclient.IsStatus(err, 404) {
+		t.Fatalf("missing: %v", err)
+	}
+	for _, path := range []string{"/broken", "/slow"} {
+		if err := c.Do(ctx, "GET", path, nil, nil); !errors.Is(err, svcclient.ErrUnavailable) {
+			t.Fatalf("%s: want ErrUnavailable, got %v", path, err)
+		}
+	}
+	closed := svcclient.New("http://127.0.0.1:1", time.Second)
+	if err := closed.Do(ctx, "GET", "/", nil, nil); !errors.Is(err, svcclient.ErrUnavailable) {
+		t.Fatalf("refused: %v", err)
+	}
+}
