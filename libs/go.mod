@@ -21,6 +21,8 @@ require (
 	golang.org/x/sync v0.23.0
 )
 
+require github.com/IBM/pgxpoolprometheus v1.1.3 // indirect
+
 require (
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/bytedance/gopkg v0.1.3 // indirect

@@ -60,6 +60,7 @@ func StartResource(ctx context.Context, rt *Runtime, r Resource) (*ResourceDeps,
 			return nil, err
 		}
 		deps.Redis = rc
+		rt.Server.Metrics.MustRegister(redisdb.NewPoolCollector(rc))
 		rt.OnClose(func(context.Context) error { return rc.Close() })
 	}
 	return deps, nil

@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/IBM/pgxpoolprometheus"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/spf13/cobra"
 
@@ -94,6 +95,7 @@ func Start(ctx context.Context, name string, base Base, set migrations.Set) (*Ru
 	}
 	srv := httpserver.New(base.Config, log, name)
 	srv.AddReadinessCheck("postgresql", set.Check(pool))
+	srv.Metrics.MustRegister(pgxpoolprometheus.NewCollector(pool, map[string]string{"db_name": name}))
 	rt := &Runtime{Log: log, Pool: pool, Server: srv}
 	rt.OnClose(shutdownTelemetry)
 	rt.OnClose(func(context.Context) error { pool.Close(); return nil })
