@@ -1,0 +1,78 @@
+package usersapi_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/eventreg/eventreg/libs/svcclient"
+	"github.com/eventreg/eventreg/libs/usersapi"
+)
+
+// A double of the users internal API, enough to check the client's encoding.
+func double(t *testing.T) *httptest.Server {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /internal/users/summaries", func(w http.ResponseWriter, r *http.Request) {
+		var req usersapi.SummariesRequest
+		_ = json.NewDecoder(r.Body).Decode(&req)
+		var resp usersapi.SummariesResponse
+		for _, id := range req.IDs {
+			if id < 2000 {
+				resp.Data = append(resp.Data, usersapi.UserSummary{ID: strconv.FormatInt(id, 10), Username: "u" + strconv.FormatInt(id, 10)})
+			}
+		}
+		_ = json.NewEncoder(w).Encode(resp)
+	})
+	mux.HandleFunc("POST /internal/credentials/verify", func(w http.ResponseWriter, r *http.Request) {
+		var req usersapi.VerifyRequest
+		_ = json.NewDecoder(r.Body).Decode(&req)
+		if req.Username == "alice" && req.Password == "pw" {
+			_ = json.NewEncoder(w).Encode(usersapi.VerifyResponse{UserID: 1001})
+			return
+		}
+		w.WriteHeader(401)
+	})
+	mux.HandleFunc("GET /internal/users/{id}/permissions", func(w http.ResponseWriter, r *http.Request) {
+		if r.PathValue("id") != "1001" {
+			w.WriteHeader(404)
+			return
+		}
+		_ = json.NewEncoder(w).Encode(usersapi.PermissionsResponse{UserID: 1001, Permissions: []string{"user:read"}})
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func TestClient(t *testing.T) {
+	c := usersapi.NewClient(double(t).URL, time.Second)
+	ctx := context.Background()
+	got, err := c.Summaries(ctx, []int64{1001, 5000})
+	if err != nil || len(got) != 1 || got[1001].Username != "u1001" {
+		t.Fatalf("summaries %v %v", got, err)
+	}
+	if _, err := c.Summaries(ctx, make([]int64, 101)); err == nil {
+		t.Fatal("101 ids accepted")
+	}
+	if id, err := c.Verify(ctx, "alice", "pw"); err != nil || id != 1001 {
+		t.Fatalf("verify %d %v", id, err)
+	}
+	if _, err := c.Verify(ctx, "alice", "nope"); !errors.Is(err, usersapi.ErrBadCredentials) {
+		t.Fatalf("bad password: %v", err)
+	}
+	if p, err := c.Permissions(ctx, 1001); err != nil || len(p) != 1 {
+		t.Fatalf("permissions %v %v", p, err)
+	}
+	if _, err := c.Permissions(ctx, 7); !errors.Is(err, usersapi.ErrNotFound) {
+		t.Fatalf("unknown user: %v", err)
+	}
+	down := usersapi.NewClient("http://127.0.0.1:1", time.Second)
+	if _, err := down.Summaries(ctx, []int64{1}); !errors.Is(err, svcclient.ErrUnavailable) {
+		t.Fatalf("down: %v", err)
+	}
+}

@@ -1,0 +1,32 @@
+package volunteersapi_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/eventreg/eventreg/libs/svcclient"
+	"github.com/eventreg/eventreg/libs/volunteersapi"
+)
+
+func TestStatus(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/internal/users/1003/volunteer-status" {
+			w.WriteHeader(404)
+			return
+		}
+		w.Write([]byte(`{"isVolunteer":true,"isDepartmentLead":true}`))
+	}))
+	defer srv.Close()
+	st, err := volunteersapi.NewClient(srv.URL, time.Second).Status(context.Background(), 1003)
+	if err != nil || !st.IsVolunteer || !st.IsDepartmentLead {
+		t.Fatalf("%+v %v", st, err)
+	}
+	_, err = volunteersapi.NewClient("http://127.0.0.1:1", time.Second).Status(context.Background(), 1003)
+	if !errors.Is(err, svcclient.ErrUnavailable) {
+		t.Fatalf("down: %v", err)
+	}
+}
