@@ -653,3 +653,34 @@ func (s *Stack) DropDatabases() {
 
 // RedisProcess is the Redis the stack started (nil when it uses an existing one).
 func (s *Stack) RedisProcess() *testkit.Process { return s.redis }
+
+// PID is the process id of the running service (0 when not running).
+func (svc *Service) PID() int {
+	svc.mu.Lock()
+	defer svc.mu.Unlock()
+	if svc.cmd == nil || svc.cmd.Process == nil {
+		return 0
+	}
+	return svc.cmd.Process.Pid
+}
+
+// NginxPID is the process id of the gateway's master process.
+func (s *Stack) NginxPID() int {
+	if s.nginx == nil || s.nginx.Process == nil {
+		return 0
+	}
+	return s.nginx.Process.Pid
+}
+
+// AdminDatabaseURL is the PostgreSQL server the stack's databases live on.
+func (s *Stack) AdminDatabaseURL() string { return s.cfg.AdminDatabaseURL }
+
+// DatabaseURL returns the DSN of a service's database.
+func (s *Stack) DatabaseURL(service string) string {
+	for _, kv := range s.Services[service].env {
+		if strings.HasPrefix(kv, "DATABASE_URL=") {
+			return strings.TrimPrefix(kv, "DATABASE_URL=")
+		}
+	}
+	return ""
+}
