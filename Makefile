@@ -32,5 +32,13 @@ import: ## load a fixture into the running system: make import FILE=path.json
 	@test -n "$(FILE)" || { echo 'usage: make import FILE=path.json'; exit 2; }
 	go run ./e2e/cmd/devstack import $(FILE)
 
+IMAGE_TAG ?= dev
+images: ## build the four service images eventreg/<svc>:$(IMAGE_TAG) (needs a Docker engine)
+	@docker info >/dev/null 2>&1 || { echo 'make images needs a running Docker engine'; exit 1; }
+	for s in $(SERVICES); do docker build -f deploy/docker/Dockerfile --target $$s --build-arg VERSION=$(VERSION) -t eventreg/$$s:$(IMAGE_TAG) . || exit 1; done
+
+bench: ## the benchmark suite against the real binaries behind nginx; prints a report (bench/results/)
+	go run ./bench/cmd/bench $(ARGS)
+
 clean: ## remove build output and the local run's state (.run/)
 	rm -rf bin .run

@@ -1,0 +1,248 @@
+package deploytest
+
+import (
+	"context"
+	"net/url"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/compose-spec/compose-go/v2/cli"
+	"github.com/compose-spec/compose-go/v2/types"
+)
+
+// oneShots run to completion and are waited for with
+// service_completed_successfully; docs/deployment.md lists each of them.
+func isOneShot(name string) bool {
+	return strings.HasPrefix(name, "migrate-") || strings.HasPrefix(name, "import-") || name == "gateway-cert"
+}
+
+// probedByHealthprobe are the long-running containers whose images have no
+// shell or HTTP client: the healthprobe container checks them (decision 0012).
+var probedByHealthprobe = []string{"auth", "users", "volunteers", "registrations", "otel-collector", "jaeger"}
+
+func loadCompose(t *testing.T) *types.Project {
+	t.Helper()
+	root := repoRoot(t)
+	opts, err := cli.NewProjectOptions([]string{repoPath(t, "docker-compose.yaml")},
+		cli.WithWorkingDirectory(root),
+		cli.WithEnv([]string{}), // the file's own defaults, whatever the caller's environment holds
+		cli.WithoutEnvironmentResolution,
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := opts.LoadProject(context.Background())
+	if err != nil {
+		t.Fatalf("loading docker-compose.yaml with the compose-spec loader: %v", err)
+	}
+	return p
+}
+
+func TestComposeHealthAndOrder(t *testing.T) {
+	p := loadCompose(t)
+	probe, ok := p.Services["healthprobe"]
+	if !ok || probe.HealthCheck == nil {
+		t.Fatal("no healthprobe service with a healthcheck")
+	}
+	probeTest := strings.Join(probe.HealthCheck.Test, " ")
+
+	for name, s := range p.Services {
+		t.Run(name, func(t *testing.T) {
+			if s.ReadOnly != true {
+				t.Error("read_only is not set")
+			}
+			switch {
+			case isOneShot(name):
+				if s.Restart != "no" {
+					t.Errorf("one-shot with restart %q", s.Restart)
+				}
+				if s.HealthCheck != nil && !s.HealthCheck.Disable {
+					t.Error("one-shot with a healthcheck")
+				}
+			case slices.Contains(probedByHealthprobe, name):
+				if s.HealthCheck != nil {
+					t.Error("has a healthcheck its image cannot run; the healthprobe covers it")
+				}
+				if !regexp.MustCompile(`http://` + regexp.QuoteMeta(name) + `:\d+/`).MatchString(probeTest) {
+					t.Errorf("the healthprobe does not check %s: %s", name, probeTest)
+				}
+				if _, ok := probe.DependsOn[name]; !ok {
+					t.Error("the healthprobe does not depend on it")
+				}
+			default:
+				if s.HealthCheck == nil || s.HealthCheck.Disable || len(s.HealthCheck.Test) == 0 {
+					t.Error("long-running service without a healthcheck")
+				}
+			}
+			for dep, d := range s.DependsOn {
+				target, ok := p.Services[dep]
+				if !ok {
+					t.Fatalf("depends on unknown service %s", dep)
+				}
+				switch d.Condition {
+				case types.ServiceConditionHealthy:
+					if target.HealthCheck == nil {
+						t.Errorf("waits for %s to be healthy, which has no healthcheck", dep)
+					}
+				case types.ServiceConditionCompletedSuccessfully:
+					if !isOneShot(dep) {
+						t.Errorf("waits for %s to complete, which is not a one-shot", dep)
+					}
+				case types.ServiceConditionStarted:
+					if target.HealthCheck != nil || isOneShot(dep) {
+						t.Errorf("waits only for %s to start although it can be waited for properly", dep)
+					}
+				}
+			}
+		})
+	}
+
+	wantDep := func(svc, dep, cond string) {
+		t.Helper()
+		s, ok := p.Services[svc]
+		if !ok {
+			t.Errorf("no service %s", svc)
+			return
+		}
+		if got := s.DependsOn[dep].Condition; got != cond {
+			t.Errorf("%s depends on %s with %q, want %s", svc, dep, got, cond)
+		}
+	}
+	for _, svc := range services {
+		wantDep("migrate-"+svc, "postgres", types.ServiceConditionHealthy)
+		wantDep(svc, "migrate-"+svc, types.ServiceConditionCompletedSuccessfully)
+		wantDep(svc, "redis", types.ServiceConditionHealthy)
+		wantDep("import-"+svc, "migrate-"+svc, types.ServiceConditionCompletedSuccessfully)
+		if got := p.Services["import-"+svc].Command; !slices.Equal(got, []string{"import", "/fixtures/demo.json"}) {
+			t.Errorf("import-%s runs %v", svc, got)
+		}
+		if got := p.Services["migrate-"+svc].Command; !slices.Equal(got, []string{"migrate", "up"}) {
+			t.Errorf("migrate-%s runs %v", svc, got)
+		}
+	}
+	// the fixture's sections reference users by id: users first, then auth, volunteers, registrations
+	wantDep("import-users", "healthprobe", types.ServiceConditionHealthy)
+	wantDep("import-auth", "import-users", types.ServiceConditionCompletedSuccessfully)
+	wantDep("import-volunteers", "import-auth", types.ServiceConditionCompletedSuccessfully)
+	wantDep("import-registrations", "import-volunteers", types.ServiceConditionCompletedSuccessfully)
+	wantDep("gateway", "gateway-cert", types.ServiceConditionCompletedSuccessfully)
+	wantDep("gateway", "healthprobe", types.ServiceConditionHealthy)
+	wantDep("gateway", "import-registrations", types.ServiceConditionCompletedSuccessfully)
+}
+
+func TestComposeImagesAndBuilds(t *testing.T) {
+	p := loadCompose(t)
+	stages := dockerfileStages(t)
+	for name, s := range p.Services {
+		if s.Build != nil {
+			if s.Build.Dockerfile != "deploy/docker/Dockerfile" || s.Build.Context != repoRoot(t) {
+				t.Errorf("%s: builds %s in %s, want deploy/docker/Dockerfile from the repository root", name, s.Build.Dockerfile, s.Build.Context)
+			}
+			if !slices.Contains(stages, s.Build.Target) || !slices.Contains(services, s.Build.Target) {
+				t.Errorf("%s: build target %q is not a service stage of the Dockerfile (%v)", name, s.Build.Target, stages)
+			}
+			if want := "eventreg/" + s.Build.Target + ":dev"; s.Image != want {
+				t.Errorf("%s: image %q, want %q (make images builds that name)", name, s.Image, want)
+			}
+			continue
+		}
+		if !pinned(s.Image) {
+			t.Errorf("%s: image %q is not pinned to a version", name, s.Image)
+		}
+	}
+}
+
+func TestComposeConfiguration(t *testing.T) {
+	p := loadCompose(t)
+	env := readEnvDoc(t)
+	for name, s := range p.Services {
+		svc := strings.TrimPrefix(strings.TrimPrefix(name, "migrate-"), "import-")
+		if !slices.Contains(services, svc) {
+			continue
+		}
+		vars := map[string]bool{}
+		for k := range s.Environment {
+			vars[k] = true
+		}
+		env.checkEnv(t, "compose "+name, svc, vars)
+		dsn, err := url.Parse(deref(s.Environment["DATABASE_URL"]))
+		if err != nil || dsn.Host != "postgres:5432" || dsn.Path != "/"+svc || dsn.User.Username() != svc {
+			t.Errorf("compose %s: DATABASE_URL %q, want the %s database and role on postgres", name, deref(s.Environment["DATABASE_URL"]), svc)
+		}
+	}
+
+	sql := readRepoFile(t, "deploy/compose/postgres-databases.sql")
+	for _, svc := range services {
+		if !strings.Contains(sql, "CREATE DATABASE "+svc+" OWNER "+svc+";") {
+			t.Errorf("postgres-databases.sql does not create database %s", svc)
+		}
+	}
+
+	redis := strings.Join(p.Services["redis"].Command, " ")
+	for _, want := range []string{"--appendonly yes", "--maxmemory-policy noeviction"} {
+		if !strings.Contains(redis, want) {
+			t.Errorf("redis command %q lacks %q", redis, want)
+		}
+	}
+
+	gw := p.Services["gateway"]
+	var mountsConf bool
+	for _, v := range gw.Volumes {
+		if v.Source == repoPath(t, "deploy/nginx/compose.conf") && v.Target == "/etc/nginx/nginx.conf" && v.ReadOnly {
+			mountsConf = true
+		}
+	}
+	if !mountsConf {
+		t.Error("the gateway does not mount deploy/nginx/compose.conf read-only as /etc/nginx/nginx.conf")
+	}
+	if !slices.Contains(gw.Tmpfs, composeGateway.Prefix) {
+		t.Errorf("the gateway has no tmpfs at its nginx prefix %s: %v", composeGateway.Prefix, gw.Tmpfs)
+	}
+	for _, s := range p.Services {
+		for _, v := range s.Volumes {
+			if v.Type == types.VolumeTypeBind {
+				if _, err := os.Stat(v.Source); err != nil && !strings.HasSuffix(v.Source, "/deploy/fixtures") {
+					t.Errorf("%s mounts %s, which does not exist", s.Name, v.Source)
+				}
+			}
+		}
+	}
+}
+
+// TestComposePortsAreDocumented: what opens on the host is exactly what
+// docs/deployment.md's compose table says, all on the loopback address.
+func TestComposePortsAreDocumented(t *testing.T) {
+	p := loadCompose(t)
+	doc := readRepoFile(t, "docs/deployment.md")
+	published := 0
+	for name, s := range p.Services {
+		for _, port := range s.Ports {
+			published++
+			if port.HostIP != "127.0.0.1" {
+				t.Errorf("%s publishes %s on %q; publish on 127.0.0.1 only", name, port.Published, port.HostIP)
+			}
+			if !strings.Contains(doc, "127.0.0.1:"+port.Published) {
+				t.Errorf("%s publishes 127.0.0.1:%s, which docs/deployment.md does not mention", name, port.Published)
+			}
+		}
+		if isOneShot(name) && !strings.Contains(doc, "`"+name+"`") {
+			t.Errorf("one-shot %s is not described in docs/deployment.md", name)
+		}
+	}
+	if published != 3 {
+		t.Errorf("%d host ports published; the gateway's 8080 and 8443 and Jaeger's 16686 are the ones documented", published)
+	}
+	if gw := p.Services["gateway"]; len(gw.Ports) != 2 {
+		t.Errorf("gateway publishes %v", gw.Ports)
+	}
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}

@@ -1,0 +1,181 @@
+package deploytest
+
+import (
+	"os"
+	"os/exec"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// dockerInstruction is one instruction of the Dockerfile, continuation lines joined.
+type dockerInstruction struct {
+	stage string // name of the stage it belongs to
+	cmd   string // upper-case instruction
+	args  string
+}
+
+func readDockerfile(t *testing.T) []dockerInstruction {
+	t.Helper()
+	var out []dockerInstruction
+	stage := ""
+	var logical strings.Builder
+	for _, line := range strings.Split(readRepoFile(t, "deploy/docker/Dockerfile"), "\n") {
+		trimmed := strings.TrimSpace(line)
+		if logical.Len() == 0 && (trimmed == "" || strings.HasPrefix(trimmed, "#")) {
+			continue
+		}
+		if strings.HasSuffix(trimmed, "\\") {
+			logical.WriteString(strings.TrimSuffix(trimmed, "\\") + " ")
+			continue
+		}
+		logical.WriteString(trimmed)
+		cmd, args, _ := strings.Cut(logical.String(), " ")
+		logical.Reset()
+		cmd = strings.ToUpper(cmd)
+		if cmd == "FROM" {
+			if m := regexp.MustCompile(`(?i)\sAS\s+(\S+)$`).FindStringSubmatch(args); m != nil {
+				stage = m[1]
+			} else {
+				stage = ""
+			}
+		}
+		out = append(out, dockerInstruction{stage: stage, cmd: cmd, args: strings.TrimSpace(args)})
+	}
+	return out
+}
+
+func dockerfileStages(t *testing.T) []string {
+	var stages []string
+	for _, in := range readDockerfile(t) {
+		if in.cmd == "FROM" && in.stage != "" {
+			stages = append(stages, in.stage)
+		}
+	}
+	return stages
+}
+
+func TestDockerfile(t *testing.T) {
+	ins := readDockerfile(t)
+	stageFrom := map[string]string{}
+	args := map[string]string{}
+	for _, in := range ins {
+		if in.cmd == "FROM" {
+			stageFrom[in.stage] = strings.Fields(in.args)[0]
+		}
+		if in.cmd == "ARG" && in.stage == "" {
+			k, v, _ := strings.Cut(in.args, "=")
+			args[k] = v
+		}
+	}
+	expand := func(s string) string {
+		return regexp.MustCompile(`\$\{(\w+)\}`).ReplaceAllStringFunc(s, func(m string) string { return args[m[2:len(m)-1]] })
+	}
+
+	if runtime := expand(stageFrom["runtime"]); !strings.HasPrefix(runtime, "gcr.io/distroless/static") || !strings.HasSuffix(runtime, ":nonroot") {
+		t.Errorf("runtime image %q: want distroless static, nonroot", runtime)
+	}
+	if builder := expand(stageFrom["modules"]); !pinned(builder) || !strings.HasPrefix(builder, "golang:") {
+		t.Errorf("build image %q: want a pinned golang image", builder)
+	}
+	for _, svc := range services {
+		if stageFrom[svc] != "runtime" {
+			t.Errorf("target %s is built FROM %q, want the runtime stage", svc, stageFrom[svc])
+		}
+		var entry, user string
+		for _, in := range ins {
+			if in.stage == svc && in.cmd == "ENTRYPOINT" {
+				entry = in.args
+			}
+			if (in.stage == svc || in.stage == "runtime") && in.cmd == "USER" {
+				user = in.args
+			}
+		}
+		if entry != `["/usr/local/bin/`+svc+`"]` {
+			t.Errorf("target %s: ENTRYPOINT %s, want the exec form of /usr/local/bin/%s (no shell in the image)", svc, entry, svc)
+		}
+		if !regexp.MustCompile(`^[1-9][0-9]*:[1-9][0-9]*$`).MatchString(user) {
+			t.Errorf("target %s: USER %q, want a numeric non-root uid:gid", svc, user)
+		}
+	}
+
+	// The module download is its own layer: go.mod files copied, `go mod
+	// download` run, and only then the sources.
+	download, sources := -1, -1
+	for i, in := range ins {
+		if in.cmd == "RUN" && strings.Contains(in.args, "go mod download") && download < 0 {
+			download = i
+		}
+		if in.cmd == "COPY" && (strings.HasPrefix(in.args, "libs/ ") || strings.HasPrefix(in.args, "services/ ")) && sources < 0 {
+			sources = i
+		}
+		if in.cmd == "COPY" && i < download && !strings.Contains(in.args, "go.mod") {
+			t.Errorf("%s %s comes before the module download and is not a go.mod/go.sum copy", in.cmd, in.args)
+		}
+	}
+	if download < 0 || sources < 0 || download > sources {
+		t.Errorf("go mod download (instruction %d) must come before the sources are copied (instruction %d)", download, sources)
+	}
+	var env string
+	for _, in := range ins {
+		if in.cmd == "ENV" && in.stage == "modules" {
+			env += in.args + " "
+		}
+	}
+	for _, want := range []string{"GOWORK=off", "CGO_ENABLED=0"} {
+		if !strings.Contains(env, want) {
+			t.Errorf("the build stage's ENV %q lacks %s", env, want)
+		}
+	}
+	for _, svc := range services {
+		copied := slices.ContainsFunc(ins, func(in dockerInstruction) bool {
+			return in.cmd == "COPY" && strings.HasPrefix(in.args, "services/"+svc+"/go.mod ")
+		})
+		if !copied {
+			t.Errorf("services/%s/go.mod is not copied for the module download", svc)
+		}
+	}
+}
+
+// TestServiceModulesBuildWithoutWorkspace checks the Dockerfile's premise: each
+// service module builds on its own (GOWORK=off, its go.sum complete, libs through
+// its replace directive), with its main package at the module root.
+func TestServiceModulesBuildWithoutWorkspace(t *testing.T) {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("the go command is not on PATH")
+	}
+	for _, svc := range services {
+		t.Run(svc, func(t *testing.T) {
+			dir := repoPath(t, "services/"+svc)
+			goCmd := func(args ...string) (string, error) {
+				cmd := exec.Command(goBin, args...)
+				cmd.Dir = dir
+				cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=readonly")
+				var stderr strings.Builder
+				cmd.Stderr = &stderr
+				out, err := cmd.Output()
+				if err != nil {
+					return stderr.String(), err
+				}
+				return string(out), nil
+			}
+			if out, err := goCmd("list", "-f", "{{.Name}}", "."); err != nil || strings.TrimSpace(out) != "main" {
+				if strings.Contains(out, "no Go files") {
+					t.Skipf("services/%s has no main package yet", svc)
+				}
+				t.Fatalf("services/%s: the module root is not package main (%v): %s", svc, err, out)
+			}
+			// exactly what the image build compiles: the main package and its imports
+			if out, err := goCmd("list", "-deps", "."); err != nil {
+				t.Errorf("services/%s does not build with GOWORK=off, as the image build does; run `GOWORK=off go mod tidy` there:\n%s", svc, lastLines(out, 6))
+			}
+		})
+	}
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}

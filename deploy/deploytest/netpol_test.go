@@ -1,0 +1,176 @@
+package deploytest
+
+import (
+	"testing"
+
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+)
+
+// peer is a pod somewhere in the cluster.
+type peer struct {
+	name      string
+	namespace string
+	labels    map[string]string
+}
+
+// namespaceLabels are the labels Kubernetes puts on each namespace of the test.
+func namespaceLabels(ns string) labels.Set {
+	return labels.Set{"kubernetes.io/metadata.name": ns}
+}
+
+// admits evaluates the rendered NetworkPolicies as the API defines them: a pod
+// no Ingress policy selects takes anything; a selected pod takes a connection
+// that some rule of some selecting policy allows.
+func admits(t *testing.T, policies []*networkingv1.NetworkPolicy, dst, src peer, port int32) bool {
+	t.Helper()
+	selected := false
+	for _, np := range policies {
+		if np.Namespace != "" && np.Namespace != dst.namespace {
+			continue
+		}
+		if !matches(t, &np.Spec.PodSelector, dst.labels) {
+			continue
+		}
+		ingress := len(np.Spec.PolicyTypes) == 0
+		for _, pt := range np.Spec.PolicyTypes {
+			ingress = ingress || pt == networkingv1.PolicyTypeIngress
+		}
+		if !ingress {
+			continue
+		}
+		selected = true
+		for _, rule := range np.Spec.Ingress {
+			if portAllowed(rule.Ports, port) && fromAllowed(t, rule.From, dst.namespace, src) {
+				return true
+			}
+		}
+	}
+	return !selected
+}
+
+func portAllowed(ports []networkingv1.NetworkPolicyPort, port int32) bool {
+	if len(ports) == 0 {
+		return true
+	}
+	for _, p := range ports {
+		if p.Port == nil || p.Port.IntValue() == int(port) {
+			return true
+		}
+	}
+	return false
+}
+
+func fromAllowed(t *testing.T, from []networkingv1.NetworkPolicyPeer, policyNS string, src peer) bool {
+	if len(from) == 0 {
+		return true
+	}
+	for _, p := range from {
+		switch {
+		case p.IPBlock != nil:
+			continue // addresses, not pods: not modelled
+		case p.NamespaceSelector != nil:
+			if !matches(t, p.NamespaceSelector, namespaceLabels(src.namespace)) {
+				continue
+			}
+			if p.PodSelector == nil || matches(t, p.PodSelector, src.labels) {
+				return true
+			}
+		case p.PodSelector != nil:
+			if src.namespace == policyNS && matches(t, p.PodSelector, src.labels) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func matches(t *testing.T, sel *metav1.LabelSelector, l map[string]string) bool {
+	t.Helper()
+	s, err := metav1.LabelSelectorAsSelector(sel)
+	if err != nil {
+		t.Fatalf("bad label selector %v: %v", sel, err)
+	}
+	return s.Matches(labels.Set(l))
+}
+
+func TestNetworkPolicies(t *testing.T) {
+	check := func(t *testing.T, r rendered, dst, src peer, port int32, want bool, policies []*networkingv1.NetworkPolicy) {
+		t.Helper()
+		if got := admits(t, policies, dst, src, port); got != want {
+			verb := map[bool]string{true: "reach", false: "be kept from"}[want]
+			t.Errorf("%s (%s) should %s %s:%d", src.name, src.namespace, verb, dst.name, port)
+		}
+	}
+	policiesOf := func(r rendered) []*networkingv1.NetworkPolicy {
+		var out []*networkingv1.NetworkPolicy
+		for _, o := range r.ofKind("NetworkPolicy") {
+			out = append(out, o.obj.(*networkingv1.NetworkPolicy))
+		}
+		return out
+	}
+	podsOf := func(t *testing.T, r rendered) map[string]peer {
+		out := map[string]peer{}
+		for name, tmpl := range r.pods(t) {
+			out[name] = peer{name: name, namespace: namespace, labels: tmpl.Labels}
+		}
+		return out
+	}
+	intruder := peer{name: "intruder", namespace: namespace, labels: map[string]string{"app": "intruder"}}
+	// An impostor with this release's labels in another namespace.
+	impostor := peer{name: "impostor", namespace: "other", labels: map[string]string{
+		"app.kubernetes.io/instance": releaseName, "app.kubernetes.io/part-of": "eventreg",
+		"eventreg.io/postgres-client": "true", "eventreg.io/redis-client": "true"}}
+	prometheus := peer{name: "prometheus", namespace: "monitoring", labels: map[string]string{"app": "prometheus"}}
+	ingressController := peer{name: "controller", namespace: "ingress-nginx", labels: map[string]string{"app": "ingress-nginx"}}
+
+	t.Run("default: internal port only from the release's pods", func(t *testing.T) {
+		r := render(t, "")
+		policies, pods := policiesOf(r), podsOf(t, r)
+		for _, svc := range services {
+			dst := pods[releaseName+"-"+svc]
+			for _, src := range pods {
+				check(t, r, dst, src, 9090, true, policies)
+			}
+			check(t, r, dst, pods[releaseName+"-test-api"], 9090, true, policies)
+			check(t, r, dst, intruder, 9090, false, policies)
+			check(t, r, dst, impostor, 9090, false, policies)
+			check(t, r, dst, prometheus, 9090, false, policies)
+			check(t, r, dst, intruder, 8080, true, policies)
+			check(t, r, dst, ingressController, 8080, true, policies)
+			check(t, r, dst, pods[releaseName+"-users"], 5000, false, policies)
+		}
+	})
+
+	t.Run("production: Prometheus on the internal port, the controller on the public one", func(t *testing.T) {
+		r := render(t, productionValues)
+		policies, pods := policiesOf(r), podsOf(t, r)
+		for _, svc := range services {
+			dst := pods[releaseName+"-"+svc]
+			check(t, r, dst, prometheus, 9090, true, policies)
+			check(t, r, dst, prometheus, 8080, false, policies)
+			check(t, r, dst, ingressController, 8080, true, policies)
+			check(t, r, dst, intruder, 8080, false, policies)
+			check(t, r, dst, intruder, 9090, false, policies)
+		}
+	})
+
+	t.Run("laptop: data stores only from the services that use them", func(t *testing.T) {
+		r := render(t, laptopValues)
+		policies, pods := policiesOf(r), podsOf(t, r)
+		pg, redis := pods[releaseName+"-postgresql"], pods[releaseName+"-redis"]
+		for _, svc := range services {
+			check(t, r, pg, pods[releaseName+"-"+svc], 5432, true, policies)
+			check(t, r, pg, pods[releaseName+"-"+svc+"-migrate"], 5432, true, policies)
+			// users runs with redis: false in these values
+			check(t, r, redis, pods[releaseName+"-"+svc], 6379, svc != "users", policies)
+		}
+		for _, src := range []peer{pods[releaseName+"-test-api"], intruder, impostor, redis} {
+			check(t, r, pg, src, 5432, false, policies)
+		}
+		for _, src := range []peer{pods[releaseName+"-test-api"], intruder, impostor, pg} {
+			check(t, r, redis, src, 6379, false, policies)
+		}
+	})
+}
