@@ -311,19 +311,27 @@ func Launch(ctx context.Context, cfg Config) (s *Stack, err error) {
 		}
 	}
 
-	// Services.
+	// Services: auth first, since the others are ready only once they have
+	// fetched its signing keys.
+	var rest []string
+	if contains(names, "auth") {
+		if err := s.Services["auth"].Start(); err != nil {
+			return s, err
+		}
+		if err := s.Services["auth"].WaitReady(ctx, 60*time.Second); err != nil {
+			return s, err
+		}
+	}
 	for _, name := range ServiceNames {
-		if !contains(names, name) {
+		if name == "auth" || !contains(names, name) {
 			continue
 		}
 		if err := s.Services[name].Start(); err != nil {
 			return s, err
 		}
+		rest = append(rest, name)
 	}
-	for _, name := range ServiceNames {
-		if !contains(names, name) {
-			continue
-		}
+	for _, name := range rest {
 		if err := s.Services[name].WaitReady(ctx, 60*time.Second); err != nil {
 			return s, err
 		}

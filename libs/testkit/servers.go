@@ -28,6 +28,15 @@ type Process struct {
 	stop func() error
 }
 
+// PID is the server's process id (0 when it was not started), e.g. to read
+// its memory from /proc.
+func (p *Process) PID() int {
+	if p == nil || p.cmd == nil || p.cmd.Process == nil {
+		return 0
+	}
+	return p.cmd.Process.Pid
+}
+
 // Stop ends the server and waits for it.
 func (p *Process) Stop() error {
 	if p == nil {

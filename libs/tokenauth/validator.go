@@ -138,6 +138,11 @@ func (v *Validator) Ready(ctx context.Context) error {
 		if err := v.refresh(ctx, false); err != nil {
 			return fmt.Errorf("jwks: %w", err)
 		}
+		// A refresh skipped by the MinRefresh rate limit fetches nothing:
+		// still unready until a fetch has succeeded.
+		if v.keys.Load() == nil {
+			return errors.New("jwks: not fetched yet")
+		}
 	}
 	return nil
 }

@@ -1,0 +1,316 @@
+// Package authtest starts the auth service in-process for integration tests: a throwaway PostgreSQL database and Redis, the real handlers on the shared HTTP server, and a users-service test double.
+package authtest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/eventreg/eventreg/libs/fixture"
+	"github.com/eventreg/eventreg/libs/httpserver"
+	"github.com/eventreg/eventreg/libs/pgdb"
+	"github.com/eventreg/eventreg/libs/redisdb"
+	"github.com/eventreg/eventreg/libs/testkit"
+	"github.com/eventreg/eventreg/libs/usersapi"
+
+	"github.com/eventreg/eventreg/services/auth/internal/client"
+	"github.com/eventreg/eventreg/services/auth/internal/client/clientdb"
+	"github.com/eventreg/eventreg/services/auth/internal/clientsecret"
+	"github.com/eventreg/eventreg/services/auth/internal/config"
+	"github.com/eventreg/eventreg/services/auth/internal/server"
+	"github.com/eventreg/eventreg/services/auth/internal/signing"
+	"github.com/eventreg/eventreg/services/auth/migrations"
+)
+
+// Demo clients used by the tests (the same as deploy/fixtures/demo.json).
+const (
+	ServiceID     = "501"
+	ServiceSecret = "a-long-random-demo-secret-of-at-least-32-chars"
+	ReaderID      = "504"
+	ReaderSecret  = "a-fourth-long-random-demo-secret-of-32-chars"
+	BadgeID       = "502" // obo: pii:basic pii:email pii:address pii:phone
+	BadgeSecret   = "another-long-random-demo-secret-of-32-chars"
+	StaffID       = "503" // obo: pii:basic pii:email user:read registration:read
+	StaffSecret   = "a-third-long-random-demo-secret-of-32-chars"
+	RedirectURI   = "http://127.0.0.1:9999/callback"
+)
+
+// Clients is the clients section the tests import.
+func Clients() []fixture.Client {
+	s := func(v string) *string { return &v }
+	return []fixture.Client{
+		{ID: 501, Name: "Volunteer Tracker", Description: "Schedules volunteer shifts", Kind: "service", Secret: s(ServiceSecret),
+			Scopes: []string{"user:read", "user:roles:update", "volunteer:read", "registration:read"}},
+		{ID: 502, Name: "Con Badge Printer", Description: "Prints badges for you", Kind: "obo", Secret: s(BadgeSecret),
+			RedirectURIs: []string{RedirectURI}, Scopes: []string{"pii:basic", "pii:email", "pii:address", "pii:phone"}},
+		{ID: 503, Name: "Staff Console", Description: "Lets staff look people up", Kind: "obo", Secret: s(StaffSecret),
+			RedirectURIs: []string{RedirectURI, "http://localhost:9999/staff/callback"}, Scopes: []string{"pii:basic", "pii:email", "user:read", "registration:read"}},
+		{ID: 504, Name: "Registration Reader", Description: "Reads registrations only", Kind: "service", Secret: s(ReaderSecret),
+			Scopes: []string{"registration:read"}},
+	}
+}
+
+// User is an account of the users double.
+type User struct {
+	ID                        int64
+	Username, Email, Password string
+	Permissions               []string
+}
+
+// Alice holds every sensitive permission; Bob none.
+var (
+	Alice = User{ID: 1001, Username: "alice", Email: "alice@example.org", Password: "correct horse battery staple",
+		Permissions: []string{"system:login", "user:read", "user:roles:update", "volunteer:read", "registration:read"}}
+	Bob = User{ID: 1002, Username: "bob", Email: "bob@example.org", Password: "bob demo password 2026", Permissions: []string{"system:login"}}
+)
+
+// UsersDouble is a test double of the users service's internal API
+// (libs/usersapi: credential verification and permissions), standing in for
+// the real users service, which is another module. It compares passwords in
+// plain text; the real service checks argon2id hashes.
+type UsersDouble struct {
+	*httptest.Server
+	mu    sync.Mutex
+	users []User
+	down  bool
+	// Verifications counts Verify calls.
+	Verifications int
+}
+
+// NewUsersDouble starts the double with users.
+func NewUsersDouble(t testing.TB, users ...User) *UsersDouble {
+	d := &UsersDouble{users: users}
+	d.Server = httptest.NewServer(http.HandlerFunc(d.serve))
+	t.Cleanup(d.Close)
+	return d
+}
+
+// SetDown makes the double answer 503 (or recover).
+func (d *UsersDouble) SetDown(down bool) { d.mu.Lock(); d.down = down; d.mu.Unlock() }
+
+// SetPermissions replaces a user's permissions.
+func (d *UsersDouble) SetPermissions(id int64, perms []string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for i := range d.users {
+		if d.users[i].ID == id {
+			d.users[i].Permissions = perms
+		}
+	}
+}
+
+func (d *UsersDouble) serve(w http.ResponseWriter, r *http.Request) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.down {
+		http.Error(w, `{"errors":{"server":{"message":"down"}}}`, http.StatusServiceUnavailable)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	switch {
+	case r.Method == http.MethodPost && r.URL.Path == usersapi.PathVerify:
+		d.Verifications++
+		var req usersapi.VerifyRequest
+		body, _ := io.ReadAll(r.Body)
+		if json.Unmarshal(body, &req) != nil {
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		for _, u := range d.users {
+			if (strings.EqualFold(u.Username, req.Username) || strings.EqualFold(u.Email, req.Username)) && u.Password == req.Password {
+				_ = json.NewEncoder(w).Encode(usersapi.VerifyResponse{UserID: u.ID})
+				return
+			}
+		}
+		w.WriteHeader(http.StatusUnauthorized)
+		_, _ = w.Write([]byte(`{"errors":{"authentication":{"message":"Invalid credentials."}}}`))
+	case r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/internal/users/") && strings.HasSuffix(r.URL.Path, "/permissions"):
+		id, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/internal/users/"), "/permissions"), 10, 64)
+		for _, u := range d.users {
+			if u.ID == id {
+				_ = json.NewEncoder(w).Encode(usersapi.PermissionsResponse{UserID: id, Permissions: u.Permissions})
+				return
+			}
+		}
+		w.WriteHeader(http.StatusNotFound)
+		_, _ = w.Write([]byte(`{"errors":{"resource":{"message":"No such user."}}}`))
+	default:
+		w.WriteHeader(http.StatusNotFound)
+	}
+}
+
+// Server is a running auth service.
+type Server struct {
+	URL         string // public listener (also the issuer)
+	InternalURL string
+	Config      config.Serve
+	Pool        *pgxpool.Pool
+	Redis       *redis.Client
+	RedisProc   *testkit.Process
+	redisDir    string
+	redisPort   int
+	Users       *UsersDouble
+	App         *server.App
+	Clients     *client.Service
+	Logs        *SyncBuffer
+	cancel      context.CancelFunc
+}
+
+// Options tune Start.
+type Options struct {
+	// Env overrides configuration variables.
+	Env map[string]string
+	// Users of the double (default Alice and Bob).
+	Users []User
+}
+
+// SyncBuffer is a goroutine-safe log sink.
+type SyncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *SyncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+// String returns what was written.
+func (s *SyncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+// Start runs the auth service for t with the demo clients imported.
+func Start(t testing.TB, opts Options) *Server {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("integration: needs PostgreSQL and Redis")
+	}
+	dsn := testkit.NewDatabase(t)
+	if err := migrations.Set().Up(dsn); err != nil {
+		t.Fatalf("migrating: %v", err)
+	}
+	redisDir := t.TempDir()
+	redisPort, err := testkit.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	proc, redisURL, err := testkit.StartRedis(context.Background(), redisDir, redisPort, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = proc.Stop() })
+	users := opts.Users
+	if users == nil {
+		users = []User{Alice, Bob}
+	}
+	double := NewUsersDouble(t, users...)
+	kek := make([]byte, 32)
+	_, _ = rand.Read(kek)
+	env := map[string]string{
+		"DATABASE_URL": dsn, "REDIS_URL": redisURL, "AUTH_ISSUER": "http://issuer.invalid",
+		"KEY_ENCRYPTION_KEY": base64.StdEncoding.EncodeToString(kek), "CLIENT_SECRET_KEY": "test-client-secret-key-of-32-characters!",
+		"USERS_INTERNAL_URL": double.URL, "PUBLIC_ADDR": "127.0.0.1:0", "INTERNAL_ADDR": "127.0.0.1:0",
+		"LOGIN_FAILURE_DELAY": "10ms", "SHUTDOWN_TIMEOUT": "2s",
+	}
+	for k, v := range opts.Env {
+		env[k] = v
+	}
+	cfg, err := config.LoadFrom[config.Serve](env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &SyncBuffer{}
+	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	ctx, cancel := context.WithCancel(context.Background())
+	pool, err := pgdb.Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdb, err := redisdb.Open(redisURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httpserver.New(cfg.Base.Config, log, "auth")
+	srv.AddReadinessCheck("postgresql", migrations.Set().Check(pool))
+	srv.AddReadinessCheck("redis", redisdb.Ping(rdb))
+	if err := srv.Listen(); err != nil {
+		t.Fatal(err)
+	}
+	// The issuer must be the public URL, as apps reach it.
+	cfg.Issuer = "http://" + srv.PublicAddr()
+	app, err := server.Build(ctx, cfg, log, pool, rdb, usersapi.NewClient(double.URL, 3*time.Second), srv.Public, srv.Internal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.AddReadinessCheck("signing-keys", app.Keys.Ready)
+	go app.Keys.Run(ctx)
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx) }()
+	s := &Server{URL: cfg.Issuer, InternalURL: "http://" + srv.InternalAddr(), Config: cfg, Pool: pool, Redis: rdb, RedisProc: proc,
+		Users: double, App: app, Logs: logs, cancel: cancel, redisDir: redisDir, redisPort: redisPort,
+		Clients: client.NewService(clientdb.New(pool), clientsecret.NewHasher([]byte(cfg.ClientSecretKey)), 0)}
+	t.Cleanup(func() {
+		cancel()
+		<-done
+		_ = rdb.Close()
+		pool.Close()
+	})
+	if _, err := s.Clients.Import(ctx, Clients()); err != nil {
+		t.Fatalf("importing clients: %v", err)
+	}
+	if err := testkit.Poll(ctx, 10*time.Second, func(ctx context.Context) error { return app.Keys.Ready(ctx) }); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// StopRedis stops Redis (SIGTERM); KillRedis crashes it.
+func (s *Server) StopRedis() { _ = s.RedisProc.Stop() }
+
+// KillRedis stops Redis at once, as a crash would.
+func (s *Server) KillRedis() { s.RedisProc.Kill() }
+
+// StartRedis starts Redis again on the same port with the same data directory.
+func (s *Server) StartRedis(t testing.TB) {
+	t.Helper()
+	proc, _, err := testkit.StartRedis(context.Background(), s.redisDir, s.redisPort, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.RedisProc = proc
+	t.Cleanup(func() { _ = proc.Stop() })
+}
+
+// KeyStatuses returns the state of every signing key now.
+func (s *Server) KeyStatuses(t testing.TB) []signing.Status {
+	t.Helper()
+	var out []signing.Status
+	rows, err := s.Pool.Query(context.Background(), `SELECT kid, activates_at, created_at FROM signing_keys`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var keys []signing.Key
+	for rows.Next() {
+		var k signing.Key
+		if err := rows.Scan(&k.KID, &k.ActivatesAt, &k.CreatedAt); err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, k)
+	}
+	out = signing.Describe(keys, time.Now(), s.Config.AccessTokenTTL)
+	return out
+}

@@ -1,0 +1,559 @@
+// Package browser serves the browser side of the authorization server: the authorization endpoint with its login and consent pages, logout, and the user's list of authorized apps.
+package browser
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"errors"
+	"html/template"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/eventreg/eventreg/libs/usersapi"
+
+	"github.com/eventreg/eventreg/services/auth/internal/authcode"
+	"github.com/eventreg/eventreg/services/auth/internal/client"
+	"github.com/eventreg/eventreg/services/auth/internal/consent"
+	"github.com/eventreg/eventreg/services/auth/internal/pkce"
+	"github.com/eventreg/eventreg/services/auth/internal/ratelimit"
+	"github.com/eventreg/eventreg/services/auth/internal/refreshtoken"
+	"github.com/eventreg/eventreg/services/auth/internal/scope"
+	"github.com/eventreg/eventreg/services/auth/internal/session"
+)
+
+// Users is what the pages need from the users service (usersapi.Client).
+type Users interface {
+	Verify(ctx context.Context, username, password string) (int64, error)
+	Permissions(ctx context.Context, userID int64) ([]string, error)
+}
+
+// Config are the settings of the pages.
+type Config struct {
+	OrgName, OrgLogoURL string
+	// SecureCookies forces the Secure attribute (an https issuer).
+	SecureCookies bool
+	// CSRFSecret keys the CSRF tokens; the same on every replica.
+	CSRFSecret []byte
+	// FailureDelay slows the answer to a failed login once half of the
+	// allowed failures are used.
+	FailureDelay time.Duration
+}
+
+// Deps are the parts the pages use.
+type Deps struct {
+	Clients         *client.Service
+	Consents        consent.Store
+	Users           Users
+	Sessions        *session.Store
+	Codes           *authcode.Store
+	Refresh         *refreshtoken.Store
+	Denylist        *refreshtoken.Denylist
+	AccountFailures *ratelimit.Failures
+	AddressFailures *ratelimit.Failures
+	Log             *slog.Logger
+}
+
+// Handler serves the pages.
+type Handler struct {
+	Deps
+	pages         *pages
+	org           Org
+	secureCookies bool
+	csrfKey       []byte
+	failureDelay  time.Duration
+	log           *slog.Logger
+}
+
+// New returns the pages' handler.
+func New(cfg Config, deps Deps) (*Handler, error) {
+	p, err := parsePages()
+	if err != nil {
+		return nil, err
+	}
+	m := hmac.New(sha256.New, cfg.CSRFSecret)
+	m.Write([]byte("eventreg auth csrf key v1"))
+	return &Handler{Deps: deps, pages: p, org: Org{Name: cfg.OrgName, LogoURL: template.URL(cfg.OrgLogoURL)},
+		secureCookies: cfg.SecureCookies, csrfKey: m.Sum(nil), failureDelay: cfg.FailureDelay, log: deps.Log}, nil
+}
+
+// Register adds the routes under /oauth to r.
+func (h *Handler) Register(r gin.IRouter) {
+	g := r.Group("/oauth", securityHeaders)
+	g.GET("/authorize", h.authorize)
+	g.POST("/authorize", h.decide)
+	g.GET("/login", h.loginPage)
+	g.POST("/login", h.login)
+	g.GET("/logout", h.logout)
+	g.GET("/apps", h.apps)
+	g.POST("/apps/revoke", h.revokeApp)
+	g.StaticFS("/static", http.FS(Static()))
+}
+
+// request is a validated authorization request.
+type request struct {
+	client    client.Client
+	redirect  string
+	state     string
+	scopes    scope.Set
+	challenge string
+}
+
+// parse validates an authorization request. It renders the error page (no
+// redirect) while the client or redirect URI is not trusted, and redirects
+// with an error after that. ok is false when it answered.
+func (h *Handler) parse(c *gin.Context) (request, bool) {
+	q := c.Request.URL.Query()
+	one := func(name string) (string, bool) {
+		v := q[name]
+		if len(v) > 1 {
+			return "", false
+		}
+		if len(v) == 0 {
+			return "", true
+		}
+		return v[0], true
+	}
+	rawID, ok1 := one("client_id")
+	redirect, ok2 := one("redirect_uri")
+	if !ok1 || !ok2 {
+		h.invalidRequest(c, "The client_id or redirect_uri parameter is repeated.")
+		return request{}, false
+	}
+	id, ok := client.ParseID(rawID)
+	if !ok {
+		h.invalidRequest(c, "The app is unknown (client_id is missing or malformed).")
+		return request{}, false
+	}
+	cl, err := h.Clients.Lookup(c.Request.Context(), id)
+	if errors.Is(err, client.ErrNotFound) {
+		h.invalidRequest(c, "The app is unknown.")
+		return request{}, false
+	}
+	if err != nil {
+		h.log.WarnContext(c.Request.Context(), "reading client failed", "error", err.Error())
+		h.unavailable(c)
+		return request{}, false
+	}
+	if redirect == "" || cl.Kind != client.KindOBO || !cl.HasRedirectURI(redirect) || client.ValidateRedirectURI(redirect) != nil {
+		h.invalidRequest(c, "The redirect_uri is not one registered for this app.")
+		return request{}, false
+	}
+	state, okState := one("state")
+	r := request{client: cl, redirect: redirect, state: state}
+	if !okState {
+		h.redirectError(c, r, "invalid_request", "state is repeated")
+		return r, false
+	}
+	responseType, ok := one("response_type")
+	switch {
+	case !ok || responseType == "":
+		h.redirectError(c, r, "invalid_request", "response_type is required")
+		return r, false
+	case responseType != "code":
+		h.redirectError(c, r, "unsupported_response_type", "only response_type=code is supported")
+		return r, false
+	}
+	r.scopes = scope.Parse(q["scope"]...)
+	if len(r.scopes) == 0 {
+		h.redirectError(c, r, "invalid_scope", "scope is required")
+		return r, false
+	}
+	if !r.scopes.SubsetOf(cl.Scopes) {
+		h.redirectError(c, r, "invalid_scope", "the app may not ask for one of these scopes")
+		return r, false
+	}
+	challenge, ok1 := one("code_challenge")
+	method, ok2 := one("code_challenge_method")
+	if !ok1 || !ok2 || pkce.ValidateChallenge(challenge, method) != nil {
+		h.redirectError(c, r, "invalid_request", "malformed PKCE parameters: send code_challenge with code_challenge_method=S256")
+		return r, false
+	}
+	r.challenge = challenge
+	return r, true
+}
+
+// redirectTo sends the browser back to the app with params (302 after a GET, 303 after a POST).
+func (h *Handler) redirectTo(c *gin.Context, r request, params url.Values) {
+	u, _ := url.Parse(r.redirect)
+	q := u.Query()
+	for k, v := range params {
+		q[k] = v
+	}
+	if r.state != "" {
+		q.Set("state", r.state)
+	}
+	u.RawQuery = q.Encode()
+	status := http.StatusFound
+	if c.Request.Method == http.MethodPost {
+		status = http.StatusSeeOther
+	}
+	c.Header("Cache-Control", "no-store")
+	c.Redirect(status, u.String())
+}
+
+func (h *Handler) redirectError(c *gin.Context, r request, code, desc string) {
+	h.redirectTo(c, r, url.Values{"error": {code}, "error_description": {desc}})
+}
+
+// currentSession returns the browser's session, nil when it has none.
+func (h *Handler) currentSession(c *gin.Context) (*session.Session, error) {
+	id, err := c.Cookie(sessionCookie)
+	if err != nil || id == "" {
+		return nil, nil
+	}
+	s, err := h.Sessions.Get(c.Request.Context(), id)
+	if errors.Is(err, session.ErrNone) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+func (h *Handler) authorize(c *gin.Context) {
+	r, ok := h.parse(c)
+	if !ok {
+		return
+	}
+	sess, err := h.currentSession(c)
+	if err != nil {
+		h.log.WarnContext(c.Request.Context(), "reading session failed", "error", err.Error())
+		h.unavailable(c)
+		return
+	}
+	if sess == nil {
+		h.renderLogin(c, http.StatusOK, c.Request.URL.RequestURI(), r.client.Name, "", "")
+		return
+	}
+	if !h.userMayGrant(c, sess, r) {
+		return
+	}
+	prior, err := h.Consents.Get(c.Request.Context(), sess.UserID, r.client.ID)
+	if err != nil && !errors.Is(err, consent.ErrNotFound) {
+		h.log.WarnContext(c.Request.Context(), "reading consent failed", "error", err.Error())
+		h.unavailable(c)
+		return
+	}
+	if err == nil && consent.Covers(prior, r.scopes, r.client.Scopes) {
+		h.issueCode(c, sess, r)
+		return
+	}
+	h.renderConsent(c, r)
+}
+
+// userMayGrant checks the user holds the permission of every sensitive scope
+// requested; otherwise it shows the invalid request page.
+func (h *Handler) userMayGrant(c *gin.Context, sess *session.Session, r request) bool {
+	perms, err := h.Users.Permissions(c.Request.Context(), sess.UserID)
+	if errors.Is(err, usersapi.ErrNotFound) {
+		_ = h.Sessions.Delete(c.Request.Context(), sess.ID)
+		h.setCookie(c, sessionCookie, "", -1)
+		h.invalidRequest(c, "Your account is no longer available.")
+		return false
+	}
+	if err != nil {
+		h.log.WarnContext(c.Request.Context(), "reading permissions failed", "error", err.Error())
+		h.unavailable(c)
+		return false
+	}
+	if missing := r.scopes.Missing(perms); len(missing) > 0 {
+		h.invalidRequest(c, "Your account does not have access to everything this app asks for ("+strings.Join(missing, ", ")+"), so it cannot be authorized.")
+		return false
+	}
+	return true
+}
+
+type scopeView struct {
+	Name, Description string
+	Sensitive         bool
+}
+
+func (h *Handler) renderConsent(c *gin.Context, r request) {
+	var views []scopeView
+	sensitive := false
+	for _, n := range r.scopes {
+		s, _ := scope.Lookup(n)
+		views = append(views, scopeView{Name: n, Description: s.Description, Sensitive: s.Sensitive})
+		sensitive = sensitive || s.Sensitive
+	}
+	h.render(c, http.StatusOK, h.pages.consent, map[string]any{
+		"Title": "Authorize " + r.client.Name, "ClientName": r.client.Name, "ClientDescription": r.client.Description,
+		"Scopes": views, "AnySensitive": sensitive, "CSRF": h.csrfToken(c), "Action": c.Request.URL.Path + "?" + c.Request.URL.RawQuery,
+	})
+}
+
+// decide handles the consent form: Authorize or Deny, all or nothing.
+func (h *Handler) decide(c *gin.Context) {
+	r, ok := h.parse(c)
+	if !ok {
+		return
+	}
+	if !h.csrfValid(c) {
+		h.csrfFailed(c)
+		return
+	}
+	sess, err := h.currentSession(c)
+	if err != nil {
+		h.unavailable(c)
+		return
+	}
+	if sess == nil {
+		c.Redirect(http.StatusSeeOther, c.Request.URL.RequestURI())
+		return
+	}
+	switch c.PostForm("decision") {
+	case "deny":
+		h.redirectError(c, r, "access_denied", "the user denied the request")
+		return
+	case "authorize":
+	default:
+		h.invalidRequest(c, "The form did not say Authorize or Deny.")
+		return
+	}
+	if !h.userMayGrant(c, sess, r) {
+		return
+	}
+	ctx := c.Request.Context()
+	granted := r.scopes
+	if prior, err := h.Consents.Get(ctx, sess.UserID, r.client.ID); err == nil && prior.ClientScopes.Equal(r.client.Scopes) {
+		granted = scope.Normalize(append(append([]string{}, prior.Scopes...), r.scopes...))
+	}
+	if err := h.Consents.Save(ctx, consent.Consent{UserID: sess.UserID, ClientID: r.client.ID, Scopes: granted, ClientScopes: r.client.Scopes}); err != nil {
+		h.log.WarnContext(ctx, "saving consent failed", "error", err.Error())
+		h.unavailable(c)
+		return
+	}
+	h.issueCode(c, sess, r)
+}
+
+func (h *Handler) issueCode(c *gin.Context, sess *session.Session, r request) {
+	code, err := h.Codes.Create(c.Request.Context(), authcode.Grant{ClientID: r.client.ID, RedirectURI: r.redirect, UserID: sess.UserID,
+		Scopes: r.scopes, Challenge: r.challenge, Family: refreshtoken.NewFamilyID()})
+	if err != nil {
+		h.log.WarnContext(c.Request.Context(), "storing code failed", "error", err.Error())
+		h.unavailable(c)
+		return
+	}
+	h.redirectTo(c, r, url.Values{"code": {code}})
+}
+
+// safeNext keeps a post-login destination on this server's pages.
+func safeNext(next string) string {
+	if !strings.HasPrefix(next, "/oauth/") || strings.HasPrefix(next, "//") || strings.ContainsAny(next, "\\\r\n") {
+		return "/oauth/apps"
+	}
+	return next
+}
+
+func (h *Handler) renderLogin(c *gin.Context, status int, next, clientName, username, msg string) {
+	h.render(c, status, h.pages.login, map[string]any{"Title": "Sign in", "CSRF": h.csrfToken(c), "Next": safeNext(next),
+		"ClientName": clientName, "Username": username, "Error": msg})
+}
+
+func (h *Handler) loginPage(c *gin.Context) {
+	h.renderLogin(c, http.StatusOK, c.Query("next"), "", "", "")
+}
+
+const badCredentials = "The username or password is incorrect."
+
+func (h *Handler) tooManyAttempts(c *gin.Context, wait time.Duration) {
+	secs := int((wait + time.Second - 1) / time.Second)
+	c.Header("Retry-After", strconv.Itoa(secs))
+	h.message(c, http.StatusTooManyRequests, "Too many attempts", "Too many sign-in attempts", "Sign-in is paused after repeated failures.",
+		"Please wait "+strconv.Itoa((secs+59)/60)+" minute(s) and try again.")
+}
+
+func (h *Handler) login(c *gin.Context) {
+	ctx := c.Request.Context()
+	next := safeNext(c.PostForm("next"))
+	username := strings.TrimSpace(c.PostForm("username"))
+	password := c.PostForm("password")
+	if !h.csrfValid(c) {
+		h.csrfFailed(c)
+		return
+	}
+	if username == "" || password == "" || len(username) > 320 || len(password) > 1024 {
+		h.renderLogin(c, http.StatusBadRequest, next, "", username, badCredentials)
+		return
+	}
+	account, address := strings.ToLower(username), clientAddress(c)
+	for _, chk := range []struct {
+		f   *ratelimit.Failures
+		key string
+	}{{h.AccountFailures, account}, {h.AddressFailures, address}} {
+		wait, err := chk.f.Check(ctx, chk.key)
+		if err != nil {
+			h.log.WarnContext(ctx, "login rate limit unavailable", "error", err.Error())
+			h.unavailable(c)
+			return
+		}
+		if wait > 0 {
+			h.tooManyAttempts(c, wait)
+			return
+		}
+	}
+	userID, err := h.Users.Verify(ctx, username, password)
+	if errors.Is(err, usersapi.ErrBadCredentials) {
+		h.loginFailed(c, next, username, account, address)
+		return
+	}
+	if err != nil {
+		h.log.WarnContext(ctx, "verifying credentials failed", "error", err.Error())
+		h.unavailable(c)
+		return
+	}
+	if old, err := c.Cookie(sessionCookie); err == nil {
+		_ = h.Sessions.Delete(ctx, old)
+	}
+	sess, err := h.Sessions.Create(ctx, userID)
+	if err != nil {
+		h.log.WarnContext(ctx, "creating session failed", "error", err.Error())
+		h.unavailable(c)
+		return
+	}
+	h.setCookie(c, sessionCookie, sess.ID, 0)
+	c.Redirect(http.StatusSeeOther, next)
+}
+
+// clientAddress is the browser's address for throttling: X-Real-IP, which the
+// gateway overwrites with the peer address (X-Forwarded-For can be forged by
+// the client and is not used), else the peer itself.
+func clientAddress(c *gin.Context) string {
+	if ip := net.ParseIP(strings.TrimSpace(c.GetHeader("X-Real-IP"))); ip != nil {
+		return ip.String()
+	}
+	return c.RemoteIP()
+}
+
+// loginFailed counts the failure per account and per address; past half the
+// allowance answers are slowed, past the allowance refused for a while.
+func (h *Handler) loginFailed(c *gin.Context, next, username, account, address string) {
+	ctx := c.Request.Context()
+	slow := false
+	for _, f := range []struct {
+		f   *ratelimit.Failures
+		key string
+	}{{h.AccountFailures, account}, {h.AddressFailures, address}} {
+		wait, remaining, err := f.f.Fail(ctx, f.key)
+		if err != nil {
+			h.log.WarnContext(ctx, "counting a login failure failed", "error", err.Error())
+			h.unavailable(c)
+			return
+		}
+		if wait > 0 {
+			h.tooManyAttempts(c, wait)
+			return
+		}
+		slow = slow || remaining < f.f.Limit()/2
+	}
+	if slow && h.failureDelay > 0 {
+		t := time.NewTimer(h.failureDelay)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+		}
+	}
+	h.renderLogin(c, http.StatusBadRequest, next, "", username, badCredentials)
+}
+
+func (h *Handler) logout(c *gin.Context) {
+	if id, err := c.Cookie(sessionCookie); err == nil && id != "" {
+		if err := h.Sessions.Delete(c.Request.Context(), id); err != nil {
+			h.log.WarnContext(c.Request.Context(), "deleting session failed", "error", err.Error())
+			h.unavailable(c)
+			return
+		}
+	}
+	h.setCookie(c, sessionCookie, "", -1)
+	next := c.Query("next")
+	if id, ok := client.ParseID(c.Query("client_id")); ok && next != "" {
+		if cl, err := h.Clients.Lookup(c.Request.Context(), id); err == nil && cl.HasRedirectURI(next) {
+			c.Header("Cache-Control", "no-store")
+			c.Redirect(http.StatusFound, next)
+			return
+		}
+	}
+	h.message(c, http.StatusOK, "Signed out", "You are signed out", "", "You can close this page.")
+}
+
+type appView struct {
+	ID                        int64
+	Name, Description, Scopes string
+}
+
+func (h *Handler) apps(c *gin.Context) {
+	sess, err := h.currentSession(c)
+	if err != nil {
+		h.unavailable(c)
+		return
+	}
+	if sess == nil {
+		c.Redirect(http.StatusFound, "/oauth/login?next="+url.QueryEscape("/oauth/apps"))
+		return
+	}
+	list, err := h.Consents.ListForUser(c.Request.Context(), sess.UserID)
+	if err != nil {
+		h.log.WarnContext(c.Request.Context(), "listing consents failed", "error", err.Error())
+		h.unavailable(c)
+		return
+	}
+	views := make([]appView, 0, len(list))
+	for _, a := range list {
+		var descs []string
+		for _, n := range a.Scopes {
+			if s, ok := scope.Lookup(n); ok {
+				descs = append(descs, strings.ToLower(s.Description[:1])+s.Description[1:])
+			}
+		}
+		views = append(views, appView{ID: a.ClientID, Name: a.ClientName, Description: a.ClientDescription, Scopes: strings.Join(descs, "; ")})
+	}
+	h.render(c, http.StatusOK, h.pages.apps, map[string]any{"Title": "Authorized apps", "Apps": views, "CSRF": h.csrfToken(c)})
+}
+
+// revokeApp deletes the consent and every refresh token of the user and app.
+func (h *Handler) revokeApp(c *gin.Context) {
+	if !h.csrfValid(c) {
+		h.csrfFailed(c)
+		return
+	}
+	sess, err := h.currentSession(c)
+	if err != nil {
+		h.unavailable(c)
+		return
+	}
+	if sess == nil {
+		c.Redirect(http.StatusSeeOther, "/oauth/login?next="+url.QueryEscape("/oauth/apps"))
+		return
+	}
+	id, ok := client.ParseID(c.PostForm("client_id"))
+	if !ok {
+		h.message(c, http.StatusBadRequest, "Invalid request", "Invalid request", "No app was named.")
+		return
+	}
+	ctx := c.Request.Context()
+	if err := h.Consents.Delete(ctx, sess.UserID, id); err != nil {
+		h.log.WarnContext(ctx, "deleting consent failed", "error", err.Error())
+		h.unavailable(c)
+		return
+	}
+	jtis, err := h.Refresh.RevokeUserClient(ctx, sess.UserID, id)
+	if err == nil {
+		err = h.Denylist.Add(ctx, jtis...)
+	}
+	if err != nil {
+		h.log.WarnContext(ctx, "revoking tokens failed", "error", err.Error())
+		h.unavailable(c)
+		return
+	}
+	c.Redirect(http.StatusSeeOther, "/oauth/apps")
+}

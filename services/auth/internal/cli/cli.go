@@ -1,0 +1,369 @@
+// Package cli is the command tree of the auth binary: serve, migrate, import, clients and keys.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/spf13/cobra"
+
+	"github.com/eventreg/eventreg/libs/fixture"
+	"github.com/eventreg/eventreg/libs/pgdb"
+	"github.com/eventreg/eventreg/libs/service"
+
+	"github.com/eventreg/eventreg/services/auth/internal/client"
+	"github.com/eventreg/eventreg/services/auth/internal/client/clientdb"
+	"github.com/eventreg/eventreg/services/auth/internal/clientsecret"
+	"github.com/eventreg/eventreg/services/auth/internal/config"
+	"github.com/eventreg/eventreg/services/auth/internal/server"
+	"github.com/eventreg/eventreg/services/auth/internal/signing"
+	"github.com/eventreg/eventreg/services/auth/internal/signing/keydb"
+	"github.com/eventreg/eventreg/services/auth/migrations"
+)
+
+// Root returns the `auth` command.
+func Root() *cobra.Command {
+	root := service.NewRoot("auth", "OAuth 2.0 authorization server of the event registration service")
+	root.AddCommand(
+		&cobra.Command{
+			Use: "serve", Short: "Run the public and internal listeners until SIGTERM", Args: cobra.NoArgs,
+			RunE: func(cmd *cobra.Command, _ []string) error {
+				cfg, err := config.Load[config.Serve]()
+				if err != nil {
+					return err
+				}
+				return server.Run(cmd.Context(), cfg)
+			},
+		},
+		service.MigrateCommand(migrations.Set(), config.Load[service.DatabaseConfig]),
+		importCommand(),
+		clientsCommand(),
+		keysCommand(),
+	)
+	return root
+}
+
+// clientConfig is what the import and clients commands need.
+type clientConfig struct {
+	service.DatabaseConfig
+	ClientSecretKey string `env:"CLIENT_SECRET_KEY,required,unset"`
+}
+
+func (c *clientConfig) Validate() error {
+	if len(c.ClientSecretKey) < config.MinClientSecretKeyLength {
+		return fmt.Errorf("CLIENT_SECRET_KEY must be at least %d characters long", config.MinClientSecretKeyLength)
+	}
+	return nil
+}
+
+// withClients opens the database and runs fn with the client business.
+func withClients(ctx context.Context, fn func(*client.Service) error) error {
+	cfg, err := config.Load[clientConfig]()
+	if err != nil {
+		return err
+	}
+	pool, err := pgdb.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	return fn(client.NewService(clientdb.New(pool), clientsecret.NewHasher([]byte(cfg.ClientSecretKey)), 0))
+}
+
+func importCommand() *cobra.Command {
+	return &cobra.Command{
+		Use: "import FILE", Short: "Load the clients section of a fixture file (idempotent, all or nothing)", Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			doc, err := fixture.Load(args[0])
+			if err != nil {
+				return err
+			}
+			return withClients(cmd.Context(), func(s *client.Service) error {
+				res, err := s.Import(cmd.Context(), doc.Clients)
+				if err != nil {
+					return err
+				}
+				out := cmd.OutOrStdout()
+				fmt.Fprintf(out, "clients: %d in file, %d created, %d updated, %d unchanged\n", len(doc.Clients), res.Created, res.Updated,
+					len(doc.Clients)-res.Created-res.Updated)
+				ids := make([]int64, 0, len(res.Generated))
+				for id := range res.Generated {
+					ids = append(ids, id)
+				}
+				sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+				for _, id := range ids {
+					fmt.Fprintf(out, "client %d: generated secret %s (shown once; store it now)\n", id, res.Generated[id])
+				}
+				return nil
+			})
+		},
+	}
+}
+
+type clientJSON struct {
+	ClientID     int64     `json:"client_id"`
+	Name         string    `json:"name"`
+	Description  string    `json:"description"`
+	Kind         string    `json:"kind"`
+	Scopes       []string  `json:"scopes"`
+	RedirectURIs []string  `json:"redirect_uris"`
+	CreatedAt    time.Time `json:"created_at"`
+	UpdatedAt    time.Time `json:"updated_at"`
+}
+
+func toJSON(c client.Client) clientJSON {
+	return clientJSON{ClientID: c.ID, Name: c.Name, Description: c.Description, Kind: string(c.Kind),
+		Scopes: append([]string{}, c.Scopes...), RedirectURIs: append([]string{}, c.RedirectURIs...), CreatedAt: c.CreatedAt.UTC(), UpdatedAt: c.UpdatedAt.UTC()}
+}
+
+type secretJSON struct {
+	ClientID     int64  `json:"client_id"`
+	ClientSecret string `json:"client_secret"`
+}
+
+func outputFlag(cmd *cobra.Command) *string {
+	return cmd.Flags().StringP("output", "o", "text", `output format: "text" or "json"`)
+}
+
+func checkOutput(o string) error {
+	if o != "text" && o != "json" {
+		return fmt.Errorf(`--output must be "text" or "json"`)
+	}
+	return nil
+}
+
+func parseID(arg string) (int64, error) {
+	id, ok := client.ParseID(arg)
+	if !ok {
+		return 0, fmt.Errorf("client id must be a positive number, got %q", arg)
+	}
+	return id, nil
+}
+
+func notFound(id int64, err error) error {
+	if errors.Is(err, client.ErrNotFound) {
+		return fmt.Errorf("client %d not found", id)
+	}
+	return err
+}
+
+// printSecret prints a secret shown once: JSON either way (the documented
+// shape), with a reminder on stderr for people.
+func printSecret(cmd *cobra.Command, id int64, secret string) error {
+	fmt.Fprintln(cmd.ErrOrStderr(), "The client secret is shown once and stored only as a keyed hash; keep it now.")
+	return service.PrintJSON(cmd.OutOrStdout(), secretJSON{ClientID: id, ClientSecret: secret})
+}
+
+func clientsCommand() *cobra.Command {
+	cmd := &cobra.Command{Use: "clients", Short: "Register and manage OAuth clients (apps)"}
+
+	create := &cobra.Command{Use: "create", Short: "Register a client and print its id and secret (shown once)", Args: cobra.NoArgs}
+	name := create.Flags().String("name", "", "the app's name, shown on the consent page (required)")
+	desc := create.Flags().String("description", "", "what the app does, shown on the consent page")
+	kind := create.Flags().String("kind", "", `"obo" (acts for users who consent) or "service" (client credentials) (required)`)
+	scopes := create.Flags().String("scopes", "", `approved scopes, space-separated, e.g. "user:read registration:read" (required)`)
+	redirects := create.Flags().StringArray("redirect-uri", nil, "a redirect URI of an obo app (repeat for several)")
+	createOut := outputFlag(create)
+	create.RunE = func(cmd *cobra.Command, _ []string) error {
+		if err := checkOutput(*createOut); err != nil {
+			return err
+		}
+		return withClients(cmd.Context(), func(s *client.Service) error {
+			c, secret, err := s.Create(cmd.Context(), client.NewClient{Name: *name, Description: *desc, Kind: client.Kind(*kind),
+				Scopes: strings.Fields(*scopes), RedirectURIs: *redirects})
+			if err != nil {
+				return err
+			}
+			return printSecret(cmd, c.ID, secret)
+		})
+	}
+
+	list := &cobra.Command{Use: "list", Short: "List clients", Args: cobra.NoArgs}
+	listOut := outputFlag(list)
+	list.RunE = func(cmd *cobra.Command, _ []string) error {
+		if err := checkOutput(*listOut); err != nil {
+			return err
+		}
+		return withClients(cmd.Context(), func(s *client.Service) error {
+			cs, err := s.List(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if *listOut == "json" {
+				out := make([]clientJSON, 0, len(cs))
+				for _, c := range cs {
+					out = append(out, toJSON(c))
+				}
+				return service.PrintJSON(cmd.OutOrStdout(), out)
+			}
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tKIND\tNAME\tSCOPES")
+			for _, c := range cs {
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", c.ID, c.Kind, c.Name, c.Scopes.String())
+			}
+			return tw.Flush()
+		})
+	}
+
+	get := &cobra.Command{Use: "get ID", Short: "Show one client", Args: cobra.ExactArgs(1)}
+	getOut := outputFlag(get)
+	get.RunE = func(cmd *cobra.Command, args []string) error {
+		if err := checkOutput(*getOut); err != nil {
+			return err
+		}
+		id, err := parseID(args[0])
+		if err != nil {
+			return err
+		}
+		return withClients(cmd.Context(), func(s *client.Service) error {
+			c, err := s.Get(cmd.Context(), id)
+			if err != nil {
+				return notFound(id, err)
+			}
+			if *getOut == "json" {
+				return service.PrintJSON(cmd.OutOrStdout(), toJSON(c))
+			}
+			printClient(cmd.OutOrStdout(), c)
+			return nil
+		})
+	}
+
+	rotate := &cobra.Command{Use: "rotate-secret ID", Short: "Replace a client's secret and print the new one (shown once)", Args: cobra.ExactArgs(1)}
+	rotateOut := outputFlag(rotate)
+	rotate.RunE = func(cmd *cobra.Command, args []string) error {
+		if err := checkOutput(*rotateOut); err != nil {
+			return err
+		}
+		id, err := parseID(args[0])
+		if err != nil {
+			return err
+		}
+		return withClients(cmd.Context(), func(s *client.Service) error {
+			secret, err := s.RotateSecret(cmd.Context(), id)
+			if err != nil {
+				return notFound(id, err)
+			}
+			return printSecret(cmd, id, secret)
+		})
+	}
+
+	del := &cobra.Command{Use: "delete ID", Short: "Delete a client (its consents go with it; its tokens stop refreshing)", Args: cobra.ExactArgs(1)}
+	delOut := outputFlag(del)
+	del.RunE = func(cmd *cobra.Command, args []string) error {
+		if err := checkOutput(*delOut); err != nil {
+			return err
+		}
+		id, err := parseID(args[0])
+		if err != nil {
+			return err
+		}
+		return withClients(cmd.Context(), func(s *client.Service) error {
+			if err := s.Delete(cmd.Context(), id); err != nil {
+				return notFound(id, err)
+			}
+			if *delOut == "json" {
+				return service.PrintJSON(cmd.OutOrStdout(), map[string]any{"client_id": id, "deleted": true})
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "client %d deleted\n", id)
+			return nil
+		})
+	}
+	cmd.AddCommand(create, list, get, rotate, del)
+	return cmd
+}
+
+func printClient(w io.Writer, c client.Client) {
+	fmt.Fprintf(w, "id:            %d\nname:          %s\ndescription:   %s\nkind:          %s\nscopes:        %s\nredirect URIs: %s\ncreated:       %s\nupdated:       %s\n",
+		c.ID, c.Name, c.Description, c.Kind, c.Scopes.String(), strings.Join(c.RedirectURIs, " "),
+		c.CreatedAt.UTC().Format(time.RFC3339), c.UpdatedAt.UTC().Format(time.RFC3339))
+}
+
+// keysConfig is what the keys commands need.
+type keysConfig struct {
+	service.DatabaseConfig
+	config.Keys
+}
+
+func (k *keysConfig) Validate() error { return k.Keys.Validate() }
+
+func withKeys(ctx context.Context, fn func(*signing.Manager, *keydb.Store, keysConfig) error) error {
+	cfg, err := config.Load[keysConfig]()
+	if err != nil {
+		return err
+	}
+	pool, err := pgdb.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	return withManager(pool, cfg, fn)
+}
+
+func withManager(pool *pgxpool.Pool, cfg keysConfig, fn func(*signing.Manager, *keydb.Store, keysConfig) error) error {
+	store := keydb.New(pool)
+	m := signing.NewManager(store, cfg.KEK(), signing.Config{RotationPeriod: cfg.KeyRotationPeriod, ActivationDelay: cfg.KeyActivationDelay,
+		RefreshInterval: cfg.KeyRefreshInterval, MaxTokenTTL: cfg.AccessTokenTTL}, nil)
+	return fn(m, store, cfg)
+}
+
+func keysCommand() *cobra.Command {
+	cmd := &cobra.Command{Use: "keys", Short: "Show and rotate the access-token signing keys"}
+	list := &cobra.Command{Use: "list", Short: "List signing keys and their states", Args: cobra.NoArgs}
+	listOut := outputFlag(list)
+	list.RunE = func(cmd *cobra.Command, _ []string) error {
+		if err := checkOutput(*listOut); err != nil {
+			return err
+		}
+		return withKeys(cmd.Context(), func(_ *signing.Manager, store *keydb.Store, cfg keysConfig) error {
+			keys, err := store.List(cmd.Context())
+			if err != nil {
+				return err
+			}
+			st := signing.Describe(keys, time.Now(), cfg.AccessTokenTTL)
+			if *listOut == "json" {
+				if st == nil {
+					st = []signing.Status{}
+				}
+				return service.PrintJSON(cmd.OutOrStdout(), st)
+			}
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "KID\tALG\tSTATE\tCREATED\tSIGNS FROM\tUNPUBLISHED AT")
+			for _, s := range st {
+				unpub := "-"
+				if !s.UnpublishAt.IsZero() {
+					unpub = s.UnpublishAt.UTC().Format(time.RFC3339)
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.KID, s.Alg, s.State, s.CreatedAt.UTC().Format(time.RFC3339),
+					s.ActivatesAt.UTC().Format(time.RFC3339), unpub)
+			}
+			return tw.Flush()
+		})
+	}
+	rotate := &cobra.Command{Use: "rotate", Short: "Make a new signing key: published at once, signing after KEY_ACTIVATION_DELAY", Args: cobra.NoArgs}
+	rotateOut := outputFlag(rotate)
+	rotate.RunE = func(cmd *cobra.Command, _ []string) error {
+		if err := checkOutput(*rotateOut); err != nil {
+			return err
+		}
+		return withKeys(cmd.Context(), func(m *signing.Manager, _ *keydb.Store, _ keysConfig) error {
+			k, err := m.Rotate(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if *rotateOut == "json" {
+				return service.PrintJSON(cmd.OutOrStdout(), map[string]any{"kid": k.KID, "alg": k.Alg, "activatesAt": k.ActivatesAt.UTC()})
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "new key %s published; it signs from %s\n", k.KID, k.ActivatesAt.UTC().Format(time.RFC3339))
+			return nil
+		})
+	}
+	cmd.AddCommand(list, rotate)
+	return cmd
+}

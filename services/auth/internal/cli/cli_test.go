@@ -1,0 +1,171 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/eventreg/eventreg/libs/testkit"
+)
+
+func TestMain(m *testing.M) { testkit.Main(m) }
+
+// secrets are set again before each command: configuration loading unsets
+// them from the environment (they must not leak to child processes).
+var secrets = map[string]string{}
+
+// run executes the auth command tree with args and returns stdout.
+func run(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	for k, v := range secrets {
+		if _, set := os.LookupEnv(k); !set {
+			t.Setenv(k, v)
+		}
+	}
+	root := Root()
+	var out, errOut bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&errOut)
+	root.SetArgs(args)
+	err := root.Execute()
+	return out.String(), err
+}
+
+func must(t *testing.T, args ...string) string {
+	t.Helper()
+	out, err := run(t, args...)
+	if err != nil {
+		t.Fatalf("auth %s: %v", strings.Join(args, " "), err)
+	}
+	return out
+}
+
+func setup(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration: needs PostgreSQL")
+	}
+	t.Setenv("DATABASE_URL", testkit.NewDatabase(t))
+	secrets["CLIENT_SECRET_KEY"] = strings.Repeat("k", 32)
+	secrets["KEY_ENCRYPTION_KEY"] = base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{1}, 32))
+	must(t, "migrate", "up")
+}
+
+func TestClientsCommands(t *testing.T) {
+	setup(t)
+	var created struct {
+		ClientID     int64  `json:"client_id"`
+		ClientSecret string `json:"client_secret"`
+	}
+	out := must(t, "clients", "create", "--name", "Shift Planner", "--description", "Plans shifts", "--kind", "service", "--scopes", "volunteer:read user:read", "-o", "json")
+	if err := json.Unmarshal([]byte(out), &created); err != nil || created.ClientID < 1000 || len(created.ClientSecret) < 43 {
+		t.Fatalf("create printed %q", out)
+	}
+	id := jsonNumber(created.ClientID)
+
+	t.Run("get and list show the client, never the secret", func(t *testing.T) {
+		for _, out := range []string{must(t, "clients", "get", id, "-o", "json"), must(t, "clients", "list", "-o", "json"), must(t, "clients", "list")} {
+			if !strings.Contains(out, "Shift Planner") || strings.Contains(out, created.ClientSecret) {
+				t.Fatalf("%s", out)
+			}
+		}
+	})
+	t.Run("rotate-secret prints a new secret", func(t *testing.T) {
+		out := must(t, "clients", "rotate-secret", id, "-o", "json")
+		if !strings.Contains(out, `"client_secret"`) || strings.Contains(out, created.ClientSecret) {
+			t.Fatalf("%s", out)
+		}
+	})
+	t.Run("bad definitions are refused with the reason", func(t *testing.T) {
+		cases := map[string][]string{
+			"OBO scope for a service client": {"--name", "x", "--kind", "service", "--scopes", "pii:basic"},
+			"http redirect off loopback":     {"--name", "x", "--kind", "obo", "--scopes", "pii:basic", "--redirect-uri", "http://example.org/cb"},
+			"obo without redirect URI":       {"--name", "x", "--kind", "obo", "--scopes", "pii:basic"},
+			"unknown scope":                  {"--name", "x", "--kind", "service", "--scopes", "user:write"},
+			"unknown kind":                   {"--name", "x", "--kind", "robot", "--scopes", "user:read"},
+		}
+		for name, args := range cases {
+			if _, err := run(t, append([]string{"clients", "create"}, args...)...); err == nil {
+				t.Errorf("%s: accepted", name)
+			}
+		}
+	})
+	t.Run("delete removes it", func(t *testing.T) {
+		must(t, "clients", "delete", id)
+		if _, err := run(t, "clients", "get", id); err == nil || !strings.Contains(err.Error(), "not found") {
+			t.Fatalf("%v", err)
+		}
+	})
+}
+
+func jsonNumber(n int64) string { b, _ := json.Marshal(n); return string(b) }
+
+func TestImport(t *testing.T) {
+	setup(t)
+	dir := t.TempDir()
+	write := func(doc string) string {
+		p := filepath.Join(dir, "f.json")
+		if err := os.WriteFile(p, []byte(doc), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	t.Run("a client without secret gets one generated and printed once", func(t *testing.T) {
+		p := write(`{"clients":[
+		  {"id": 601, "name": "A", "kind": "service", "secret": "a-long-random-demo-secret-of-at-least-32-chars", "scopes": ["user:read"]},
+		  {"id": 602, "name": "B", "kind": "obo", "redirectUris": ["https://b.example/cb"], "scopes": ["pii:basic"]}]}`)
+		out := must(t, "import", p)
+		if !strings.Contains(out, "2 created") || !strings.Contains(out, "client 602: generated secret") {
+			t.Fatalf("%s", out)
+		}
+		t.Run("importing the same file again changes nothing", func(t *testing.T) {
+			out := must(t, "import", p)
+			if !strings.Contains(out, "0 created, 0 updated, 2 unchanged") || strings.Contains(out, "generated") {
+				t.Fatalf("%s", out)
+			}
+		})
+	})
+	t.Run("a secret shorter than 32 characters rejects the whole file", func(t *testing.T) {
+		p := write(`{"clients":[
+		  {"id": 603, "name": "C", "kind": "service", "secret": "a-long-random-demo-secret-of-at-least-32-chars", "scopes": ["user:read"]},
+		  {"id": 604, "name": "D", "kind": "service", "secret": "short", "scopes": ["user:read"]}]}`)
+		_, err := run(t, "import", p)
+		if err == nil || !strings.Contains(err.Error(), "clients[1] (id 604): secret") {
+			t.Fatalf("%v", err)
+		}
+		if _, err := run(t, "clients", "get", "603"); err == nil {
+			t.Fatal("part of a rejected file was stored")
+		}
+	})
+	t.Run("unknown fields are an error", func(t *testing.T) {
+		if _, err := run(t, "import", write(`{"clients":[{"id": 605, "name": "E", "kind": "service", "scopes": ["user:read"], "colour": "red"}]}`)); err == nil {
+			t.Fatal("accepted")
+		}
+	})
+}
+
+func TestKeysCommands(t *testing.T) {
+	setup(t)
+	if out := must(t, "keys", "list", "-o", "json"); strings.TrimSpace(out) != "[]" {
+		t.Fatalf("%s", out)
+	}
+	out := must(t, "keys", "rotate", "-o", "json")
+	var k struct{ Kid string }
+	if err := json.Unmarshal([]byte(out), &k); err != nil || k.Kid == "" {
+		t.Fatalf("%s", out)
+	}
+	if out := must(t, "keys", "list"); !strings.Contains(out, k.Kid) || !strings.Contains(out, "pending") {
+		t.Fatalf("%s", out)
+	}
+	t.Run("a wrong KEY_ENCRYPTION_KEY is named", func(t *testing.T) {
+		old := secrets["KEY_ENCRYPTION_KEY"]
+		secrets["KEY_ENCRYPTION_KEY"] = "not base64!"
+		defer func() { secrets["KEY_ENCRYPTION_KEY"] = old }()
+		if _, err := run(t, "keys", "list"); err == nil || !strings.Contains(err.Error(), "KEY_ENCRYPTION_KEY") {
+			t.Fatalf("%v", err)
+		}
+	})
+}

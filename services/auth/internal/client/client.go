@@ -1,0 +1,381 @@
+// Package client is the business of OAuth clients (apps): registration rules, secrets, authentication and import.
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/eventreg/eventreg/libs/fixture"
+
+	"github.com/eventreg/eventreg/services/auth/internal/clientsecret"
+	"github.com/eventreg/eventreg/services/auth/internal/scope"
+)
+
+// Kind is the kind of client.
+type Kind string
+
+// Kinds of client.
+const (
+	KindOBO     Kind = "obo"     // acts for a user who consents (authorization code)
+	KindService Kind = "service" // acts for itself (client credentials)
+)
+
+// Client is a registered app.
+type Client struct {
+	ID           int64
+	Name         string
+	Description  string
+	Kind         Kind
+	SecretHash   []byte
+	RedirectURIs []string
+	Scopes       scope.Set
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+}
+
+// HasRedirectURI reports whether uri is registered, compared byte for byte.
+func (c Client) HasRedirectURI(uri string) bool {
+	for _, r := range c.RedirectURIs {
+		if r == uri {
+			return true
+		}
+	}
+	return false
+}
+
+// Errors of the business.
+var (
+	ErrNotFound   = errors.New("client not found")
+	ErrAuthFailed = errors.New("client authentication failed")
+)
+
+// InvalidError is a client definition that breaks a rule; it names the field.
+type InvalidError struct{ Problems []string }
+
+func (e *InvalidError) Error() string { return "invalid client: " + strings.Join(e.Problems, "; ") }
+
+// Store keeps clients.
+type Store interface {
+	Get(ctx context.Context, id int64) (Client, error) // ErrNotFound
+	List(ctx context.Context) ([]Client, error)
+	// Create inserts c, assigning an id when c.ID is 0.
+	Create(ctx context.Context, c Client) (Client, error)
+	UpdateSecret(ctx context.Context, id int64, hash []byte) error // ErrNotFound
+	Delete(ctx context.Context, id int64) error                    // ErrNotFound
+	// Upsert inserts or updates every client in one transaction; a nil
+	// SecretHash keeps the stored one. It returns the ids it changed, true
+	// for those it inserted; unchanged clients are absent.
+	Upsert(ctx context.Context, cs []Client) (changed map[int64]bool, err error)
+	// Existing returns which of ids exist.
+	Existing(ctx context.Context, ids []int64) (map[int64]bool, error)
+}
+
+// Service is the client business.
+type Service struct {
+	store    Store
+	hasher   *clientsecret.Hasher
+	cacheTTL time.Duration
+	now      func() time.Time
+
+	mu    sync.RWMutex
+	cache map[int64]cached
+	dummy []byte
+}
+
+type cached struct {
+	c       Client
+	found   bool
+	expires time.Time
+}
+
+// NewService returns the business over store. Clients read for
+// authentication are cached for cacheTTL (0: not cached), so client
+// credentials cost no database round trip on the hot path.
+func NewService(store Store, hasher *clientsecret.Hasher, cacheTTL time.Duration) *Service {
+	return &Service{store: store, hasher: hasher, cacheTTL: cacheTTL, now: time.Now,
+		cache: map[int64]cached{}, dummy: hasher.Hash("dummy secret used to even out timing")}
+}
+
+// Hasher returns the secret hasher.
+func (s *Service) Hasher() *clientsecret.Hasher { return s.hasher }
+
+// NewClient is what an operator registers.
+type NewClient struct {
+	Name         string
+	Description  string
+	Kind         Kind
+	Scopes       []string
+	RedirectURIs []string
+}
+
+// Create registers a client and returns it with its secret (shown once, stored hashed).
+func (s *Service) Create(ctx context.Context, n NewClient) (Client, string, error) {
+	c := Client{Name: n.Name, Description: n.Description, Kind: n.Kind, Scopes: scope.Normalize(n.Scopes), RedirectURIs: n.RedirectURIs}
+	if err := Validate(c); err != nil {
+		return Client{}, "", err
+	}
+	secret, err := clientsecret.Generate()
+	if err != nil {
+		return Client{}, "", fmt.Errorf("generating a secret: %w", err)
+	}
+	c.SecretHash = s.hasher.Hash(secret)
+	c, err = s.store.Create(ctx, c)
+	if err != nil {
+		return Client{}, "", fmt.Errorf("storing client: %w", err)
+	}
+	return c, secret, nil
+}
+
+// Get returns a client from the store.
+func (s *Service) Get(ctx context.Context, id int64) (Client, error) { return s.store.Get(ctx, id) }
+
+// List returns every client.
+func (s *Service) List(ctx context.Context) ([]Client, error) { return s.store.List(ctx) }
+
+// Delete removes a client (its consents go with it).
+func (s *Service) Delete(ctx context.Context, id int64) error {
+	if err := s.store.Delete(ctx, id); err != nil {
+		return err
+	}
+	s.forget(id)
+	return nil
+}
+
+// RotateSecret replaces a client's secret and returns the new one (shown once).
+func (s *Service) RotateSecret(ctx context.Context, id int64) (string, error) {
+	secret, err := clientsecret.Generate()
+	if err != nil {
+		return "", fmt.Errorf("generating a secret: %w", err)
+	}
+	if err := s.store.UpdateSecret(ctx, id, s.hasher.Hash(secret)); err != nil {
+		return "", err
+	}
+	s.forget(id)
+	return secret, nil
+}
+
+// Lookup returns a client through the short-lived cache.
+func (s *Service) Lookup(ctx context.Context, id int64) (Client, error) {
+	now := s.now()
+	s.mu.RLock()
+	e, ok := s.cache[id]
+	s.mu.RUnlock()
+	if ok && now.Before(e.expires) {
+		if !e.found {
+			return Client{}, ErrNotFound
+		}
+		return e.c, nil
+	}
+	c, err := s.store.Get(ctx, id)
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return Client{}, err
+	}
+	if s.cacheTTL > 0 {
+		s.mu.Lock()
+		if len(s.cache) > 100_000 { // unknown ids must not grow it without bound
+			s.cache = map[int64]cached{}
+		}
+		s.cache[id] = cached{c: c, found: err == nil, expires: now.Add(s.cacheTTL)}
+		s.mu.Unlock()
+	}
+	return c, err
+}
+
+// Forget drops id from the cache, so the next lookup reads the store.
+func (s *Service) Forget(id int64) { s.forget(id) }
+
+func (s *Service) forget(id int64) {
+	s.mu.Lock()
+	delete(s.cache, id)
+	s.mu.Unlock()
+}
+
+// ParseID parses a client id as sent by apps (a positive decimal number).
+func ParseID(raw string) (int64, bool) {
+	if raw == "" || len(raw) > 19 || raw[0] == '+' || raw[0] == '-' {
+		return 0, false
+	}
+	id, err := strconv.ParseInt(raw, 10, 64)
+	return id, err == nil && id > 0
+}
+
+// Authenticate checks a client id and secret. Unknown clients and wrong
+// secrets are both ErrAuthFailed and take the same work.
+func (s *Service) Authenticate(ctx context.Context, rawID, secret string) (Client, error) {
+	id, ok := ParseID(rawID)
+	if !ok {
+		s.hasher.Verify(secret, s.dummy)
+		return Client{}, ErrAuthFailed
+	}
+	c, err := s.Lookup(ctx, id)
+	if errors.Is(err, ErrNotFound) {
+		s.hasher.Verify(secret, s.dummy)
+		return Client{}, ErrAuthFailed
+	}
+	if err != nil {
+		return Client{}, err
+	}
+	if !s.hasher.Verify(secret, c.SecretHash) {
+		return Client{}, ErrAuthFailed
+	}
+	return c, nil
+}
+
+// Validate checks a client definition.
+func Validate(c Client) error {
+	var p []string
+	if strings.TrimSpace(c.Name) == "" {
+		p = append(p, "name is required")
+	}
+	if len(c.Name) > 200 || len(c.Description) > 2000 {
+		p = append(p, "name (200) or description (2000) is too long")
+	}
+	switch c.Kind {
+	case KindOBO:
+		if len(c.RedirectURIs) == 0 {
+			p = append(p, "an obo client needs at least one redirect URI")
+		}
+	case KindService:
+		if len(c.RedirectURIs) > 0 {
+			p = append(p, "a service client has no redirect URIs")
+		}
+		if obo := c.Scopes.OBOOnly(); len(obo) > 0 {
+			p = append(p, "scopes "+strings.Join(obo, ", ")+" are for obo clients only")
+		}
+	default:
+		p = append(p, `kind must be "obo" or "service"`)
+	}
+	if len(c.Scopes) == 0 {
+		p = append(p, "at least one scope is required")
+	}
+	if unknown := c.Scopes.Unknown(); len(unknown) > 0 {
+		p = append(p, "unknown scopes: "+strings.Join(unknown, ", "))
+	}
+	for _, u := range c.RedirectURIs {
+		if err := ValidateRedirectURI(u); err != nil {
+			p = append(p, fmt.Sprintf("redirect URI %q: %v", u, err))
+		}
+	}
+	if len(p) > 0 {
+		return &InvalidError{Problems: p}
+	}
+	return nil
+}
+
+// ValidateRedirectURI accepts absolute https URIs, and http only for loopback hosts (RFC 8252 §7.3).
+func ValidateRedirectURI(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || !u.IsAbs() || u.Host == "" || u.Opaque != "" {
+		return errors.New("must be an absolute URL")
+	}
+	if u.Fragment != "" || strings.Contains(raw, "#") {
+		return errors.New("must not have a fragment")
+	}
+	if u.User != nil {
+		return errors.New("must not carry credentials")
+	}
+	switch u.Scheme {
+	case "https":
+		return nil
+	case "http":
+		if IsLoopback(u.Hostname()) {
+			return nil
+		}
+		return errors.New("http is allowed only for loopback addresses; use https")
+	default:
+		return errors.New("scheme must be https (or http on a loopback address)")
+	}
+}
+
+// IsLoopback reports whether host is localhost or a loopback IP address.
+func IsLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// ImportResult says what an import did.
+type ImportResult struct {
+	Created, Updated int
+	// Generated holds the secrets made for new clients without one (print once).
+	Generated map[int64]string
+}
+
+// Import loads the clients section of a fixture: all or nothing, idempotent.
+func (s *Service) Import(ctx context.Context, in []fixture.Client) (ImportResult, error) {
+	var problems fixture.Problems
+	seen := map[int64]bool{}
+	cs := make([]Client, 0, len(in))
+	ids := make([]int64, 0, len(in))
+	for i, f := range in {
+		where := fmt.Sprintf("clients[%d] (id %d)", i, f.ID)
+		if f.ID <= 0 {
+			problems.Addf("%s: id must be a positive integer", where)
+		}
+		if seen[f.ID] {
+			problems.Addf("%s: id appears twice", where)
+		}
+		seen[f.ID] = true
+		c := Client{ID: f.ID, Name: f.Name, Description: f.Description, Kind: Kind(f.Kind), RedirectURIs: f.RedirectURIs, Scopes: scope.Normalize(f.Scopes)}
+		if c.RedirectURIs == nil {
+			c.RedirectURIs = []string{}
+		}
+		if err := Validate(c); err != nil {
+			var ie *InvalidError
+			if errors.As(err, &ie) {
+				for _, p := range ie.Problems {
+					problems.Addf("%s: %s", where, p)
+				}
+			}
+		}
+		if f.Secret != nil {
+			if err := clientsecret.Check(*f.Secret); err != nil {
+				problems.Addf("%s: secret: %v", where, err)
+			} else {
+				c.SecretHash = s.hasher.Hash(*f.Secret)
+			}
+		}
+		cs = append(cs, c)
+		ids = append(ids, f.ID)
+	}
+	if err := problems.Err(); err != nil {
+		return ImportResult{}, err
+	}
+	existing, err := s.store.Existing(ctx, ids)
+	if err != nil {
+		return ImportResult{}, fmt.Errorf("reading existing clients: %w", err)
+	}
+	res := ImportResult{Generated: map[int64]string{}}
+	for i := range cs {
+		if cs[i].SecretHash == nil && !existing[cs[i].ID] {
+			secret, err := clientsecret.Generate()
+			if err != nil {
+				return ImportResult{}, fmt.Errorf("generating a secret: %w", err)
+			}
+			cs[i].SecretHash = s.hasher.Hash(secret)
+			res.Generated[cs[i].ID] = secret
+		}
+	}
+	created, err := s.store.Upsert(ctx, cs)
+	if err != nil {
+		return ImportResult{}, fmt.Errorf("storing clients: %w", err)
+	}
+	for _, c := range cs {
+		s.forget(c.ID)
+		if inserted, changed := created[c.ID]; changed && inserted {
+			res.Created++
+		} else if changed {
+			res.Updated++
+		}
+	}
+	return res, nil
+}

@@ -1,0 +1,66 @@
+package client
+
+import (
+	"testing"
+
+	"github.com/eventreg/eventreg/services/auth/internal/scope"
+)
+
+func TestValidateRedirectURI(t *testing.T) {
+	ok := []string{"https://app.example/cb", "http://127.0.0.1:9999/callback", "http://localhost:9999/staff/callback", "http://[::1]:8080/cb", "https://app.example/cb?tenant=1"}
+	bad := []string{"http://app.example/cb", "ftp://app.example/cb", "/relative", "https://app.example/cb#frag", "https://user:pw@app.example/cb", "javascript:alert(1)", ""}
+	t.Run("https anywhere and http on loopback are accepted", func(t *testing.T) {
+		for _, u := range ok {
+			if err := ValidateRedirectURI(u); err != nil {
+				t.Errorf("%s: %v", u, err)
+			}
+		}
+	})
+	t.Run("http off loopback, fragments, credentials and non-URLs are refused", func(t *testing.T) {
+		for _, u := range bad {
+			if ValidateRedirectURI(u) == nil {
+				t.Errorf("%s accepted", u)
+			}
+		}
+	})
+}
+
+func TestRedirectURIMatchIsExact(t *testing.T) {
+	c := Client{RedirectURIs: []string{"http://127.0.0.1:9999/callback"}}
+	for _, u := range []string{"http://127.0.0.1:9999/callback/", "HTTP://127.0.0.1:9999/callback", "http://127.0.0.1:9999/callback?x", "http://127.0.0.1:9999/Callback"} {
+		if c.HasRedirectURI(u) {
+			t.Errorf("%s matched", u)
+		}
+	}
+	if !c.HasRedirectURI("http://127.0.0.1:9999/callback") {
+		t.Error("exact URI not matched")
+	}
+}
+
+func TestValidate(t *testing.T) {
+	good := Client{Name: "x", Kind: KindService, Scopes: scope.Parse("user:read")}
+	if err := Validate(good); err != nil {
+		t.Fatal(err)
+	}
+	for name, c := range map[string]Client{
+		"service with OBO scope": {Name: "x", Kind: KindService, Scopes: scope.Parse("pii:basic")},
+		"service with redirect":  {Name: "x", Kind: KindService, Scopes: scope.Parse("user:read"), RedirectURIs: []string{"https://a.example/cb"}},
+		"obo without redirect":   {Name: "x", Kind: KindOBO, Scopes: scope.Parse("pii:basic")},
+		"no name":                {Kind: KindService, Scopes: scope.Parse("user:read")},
+		"no scopes":              {Name: "x", Kind: KindService},
+		"unknown scope":          {Name: "x", Kind: KindService, Scopes: scope.Parse("user:write")},
+		"unknown kind":           {Name: "x", Kind: "robot", Scopes: scope.Parse("user:read")},
+	} {
+		if Validate(c) == nil {
+			t.Errorf("%s accepted", name)
+		}
+	}
+}
+
+func TestParseID(t *testing.T) {
+	for raw, want := range map[string]bool{"501": true, "0": false, "-1": false, "+1": false, "abc": false, "": false, "99999999999999999999": false} {
+		if _, ok := ParseID(raw); ok != want {
+			t.Errorf("%q: %v", raw, ok)
+		}
+	}
+}

@@ -1,0 +1,63 @@
+package scope
+
+import (
+	"slices"
+	"testing"
+)
+
+func TestParse(t *testing.T) {
+	t.Run("repeated fields and spaces mean the same set", func(t *testing.T) {
+		a := Parse("user:read registration:read")
+		b := Parse("registration:read", "user:read", "user:read")
+		if !a.Equal(b) || a.String() != "registration:read user:read" {
+			t.Fatalf("%v %v", a, b)
+		}
+	})
+	t.Run("empty input is an empty set", func(t *testing.T) {
+		if s := Parse("", "  "); len(s) != 0 {
+			t.Fatalf("%v", s)
+		}
+	})
+}
+
+func TestSetRules(t *testing.T) {
+	approved := Parse("pii:basic pii:email user:read")
+	t.Run("subset", func(t *testing.T) {
+		if !Parse("pii:basic").SubsetOf(approved) || Parse("pii:basic volunteer:read").SubsetOf(approved) {
+			t.Fatal("subset logic wrong")
+		}
+	})
+	t.Run("unknown scopes are named", func(t *testing.T) {
+		if got := Parse("user:write pii:basic").Unknown(); !slices.Equal(got, []string{"user:write"}) {
+			t.Fatal(got)
+		}
+	})
+	t.Run("OBO-only scopes are found and removed for client credentials", func(t *testing.T) {
+		if got := approved.OBOOnly(); !slices.Equal(got, []string{"pii:basic", "pii:email"}) {
+			t.Fatal(got)
+		}
+		if got := approved.WithoutOBO(); !got.Equal(Set{"user:read"}) {
+			t.Fatal(got)
+		}
+	})
+	t.Run("a sensitive scope needs the permission of the same name", func(t *testing.T) {
+		if got := approved.Missing([]string{"system:login"}); !slices.Equal(got, []string{"user:read"}) {
+			t.Fatal(got)
+		}
+		if got := approved.Missing([]string{"user:read"}); len(got) != 0 {
+			t.Fatal(got)
+		}
+	})
+	t.Run("catalog matches the spec's sensitivity", func(t *testing.T) {
+		for _, n := range []string{"user:read", "user:roles:update", "volunteer:read", "registration:read"} {
+			if s, _ := Lookup(n); !s.Sensitive || s.Mode != ModeService {
+				t.Fatalf("%s: %+v", n, s)
+			}
+		}
+		for _, n := range []string{"pii:basic", "pii:address", "pii:email", "pii:phone"} {
+			if s, _ := Lookup(n); s.Sensitive || s.Mode != ModeOBO {
+				t.Fatalf("%s: %+v", n, s)
+			}
+		}
+	})
+}

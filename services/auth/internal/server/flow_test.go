@@ -1,0 +1,259 @@
+package server_test
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"golang.org/x/oauth2"
+
+	"github.com/eventreg/eventreg/services/auth/internal/authtest"
+)
+
+// exchange redeems code with golang.org/x/oauth2 (PKCE verifier when given).
+func exchange(t *testing.T, cfg *oauth2.Config, code, verifier string) (*oauth2.Token, error) {
+	t.Helper()
+	var opts []oauth2.AuthCodeOption
+	if verifier != "" {
+		opts = append(opts, oauth2.VerifierOption(verifier))
+	}
+	return cfg.Exchange(bg(), code, opts...)
+}
+
+func retrieveCode(err error) string {
+	var re *oauth2.RetrieveError
+	if errors.As(err, &re) {
+		return re.ErrorCode
+	}
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+func TestAuthorizationCodeFlow(t *testing.T) {
+	s := authtest.Start(t, authtest.Options{})
+	v := validator(t, s)
+	cfg := oboConfig(s, authtest.BadgeID, authtest.BadgeSecret, "pii:basic", "pii:email")
+	b := newBrowser(t)
+	verifier := oauth2.GenerateVerifier()
+
+	// Login, consent, code, exchange with PKCE.
+	p := b.get(cfg.AuthCodeURL("st-1", oauth2.S256ChallengeOption(verifier)))
+	if p.status != 200 || !strings.Contains(p.body, `name="username"`) || !strings.Contains(p.body, `name="password"`) {
+		t.Fatalf("login page: %d\n%s", p.status, p.body)
+	}
+	p = b.login(s.URL, p, "alice", authtest.Alice.Password)
+	if p.status != http.StatusSeeOther {
+		t.Fatalf("login: %d %s", p.status, p.body)
+	}
+	p = b.follow(s.URL, p)
+	if p.status != 200 || !strings.Contains(p.body, "Con Badge Printer") || !strings.Contains(p.body, "Prints badges for you") ||
+		!strings.Contains(p.body, ">Authorize<") || !strings.Contains(p.body, ">Deny<") || strings.Contains(p.body, "administrative permission") {
+		t.Fatalf("consent page: %d\n%s", p.status, p.body)
+	}
+	p = b.decide(s.URL, p, "authorize")
+	if p.status != http.StatusSeeOther {
+		t.Fatalf("a redirect after the consent POST is 303, got %d", p.status)
+	}
+	q := callback(t, p)
+	if q.Get("state") != "st-1" {
+		t.Fatalf("state %v", q)
+	}
+	tok, err := exchange(t, cfg, q.Get("code"), verifier)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tok.TokenType != "Bearer" || tok.RefreshToken == "" || tok.Extra("scope") != "pii:basic pii:email" {
+		t.Fatalf("token %+v", tok)
+	}
+	claims, err := v.Validate(bg(), tok.AccessToken)
+	if err != nil || claims.UserID != 1001 || claims.Subject != "1001" || claims.ClientID != "502" || !claims.HasScope("pii:email") {
+		t.Fatalf("claims %+v %v", claims, err)
+	}
+
+	t.Run("refresh rotates the token and keeps the scopes", func(t *testing.T) {
+		next, err := cfg.TokenSource(bg(), &oauth2.Token{RefreshToken: tok.RefreshToken}).Token()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if next.RefreshToken == "" || next.RefreshToken == tok.RefreshToken || next.Extra("scope") != "pii:basic pii:email" {
+			t.Fatalf("%+v", next)
+		}
+		if _, err := v.Validate(bg(), next.AccessToken); err != nil {
+			t.Fatal(err)
+		}
+		t.Run("presenting the rotated token is invalid_grant and revokes the family", func(t *testing.T) {
+			_, err := cfg.TokenSource(bg(), &oauth2.Token{RefreshToken: tok.RefreshToken}).Token()
+			if retrieveCode(err) != "invalid_grant" {
+				t.Fatalf("reuse: %v", err)
+			}
+			_, err = cfg.TokenSource(bg(), &oauth2.Token{RefreshToken: next.RefreshToken}).Token()
+			if retrieveCode(err) != "invalid_grant" {
+				t.Fatalf("the newest token of a revoked family still works: %v", err)
+			}
+		})
+	})
+
+	t.Run("remembered consent skips the page for the same or fewer scopes", func(t *testing.T) {
+		p := b.get(oboConfig(s, authtest.BadgeID, authtest.BadgeSecret, "pii:basic").AuthCodeURL("st-2"))
+		if q := callback(t, p); q.Get("code") == "" || q.Get("state") != "st-2" {
+			t.Fatalf("%v", q)
+		}
+	})
+	t.Run("more scopes ask again", func(t *testing.T) {
+		p := b.get(oboConfig(s, authtest.BadgeID, authtest.BadgeSecret, "pii:basic", "pii:phone").AuthCodeURL("st-3"))
+		if p.status != 200 || !strings.Contains(p.body, `value="authorize"`) {
+			t.Fatalf("%d %s", p.status, p.body)
+		}
+	})
+	t.Run("a change of the app's approved scopes asks again", func(t *testing.T) {
+		if _, err := s.Pool.Exec(bg(), `UPDATE clients SET scopes = array_append(scopes, 'pii:phone') WHERE id = 502 AND NOT 'pii:phone' = ANY(scopes)`); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Pool.Exec(bg(), `UPDATE clients SET scopes = array_remove(scopes, 'pii:address') WHERE id = 502`); err != nil {
+			t.Fatal(err)
+		}
+		cacheFlush(t, s)
+		p := b.get(oboConfig(s, authtest.BadgeID, authtest.BadgeSecret, "pii:basic").AuthCodeURL("st-4"))
+		if p.status != 200 || !strings.Contains(p.body, `value="authorize"`) {
+			t.Fatalf("%d %s", p.status, p.body)
+		}
+	})
+	t.Run("deny redirects with access_denied and the state", func(t *testing.T) {
+		p := b.get(oboConfig(s, authtest.BadgeID, authtest.BadgeSecret, "pii:basic", "pii:phone").AuthCodeURL("st-5"))
+		q := callback(t, b.decide(s.URL, p, "deny"))
+		if q.Get("error") != "access_denied" || q.Get("state") != "st-5" || q.Get("code") != "" {
+			t.Fatalf("%v", q)
+		}
+	})
+}
+
+// cacheFlush drops the server's cached record of client 502 after a change
+// made directly in the database (changes made through the business do so).
+func cacheFlush(t *testing.T, s *authtest.Server) {
+	t.Helper()
+	s.App.Clients.Forget(502)
+}
+
+func TestSensitiveScopes(t *testing.T) {
+	s := authtest.Start(t, authtest.Options{})
+	cfg := oboConfig(s, authtest.StaffID, authtest.StaffSecret, "pii:basic", "user:read")
+
+	t.Run("the consent page marks sensitive scopes and turns Authorize red", func(t *testing.T) {
+		b := newBrowser(t)
+		p := b.get(cfg.AuthCodeURL("s"))
+		p = b.follow(s.URL, b.login(s.URL, p, "alice", authtest.Alice.Password))
+		if !strings.Contains(p.body, `<li class="sensitive">`) || !strings.Contains(p.body, "This is an administrative permission") ||
+			!strings.Contains(p.body, `value="authorize" class="danger"`) {
+			t.Fatalf("%s", p.body)
+		}
+		code := callback(t, b.decide(s.URL, p, "authorize")).Get("code")
+		tok, err := exchange(t, cfg, code, "")
+		if err != nil || tok.Extra("scope") != "pii:basic user:read" {
+			t.Fatalf("%v %+v", err, tok)
+		}
+	})
+	t.Run("a user lacking a sensitive scope's permission gets the invalid request page and no code", func(t *testing.T) {
+		b := newBrowser(t)
+		p := b.get(cfg.AuthCodeURL("s"))
+		p = b.follow(s.URL, b.login(s.URL, p, "bob", authtest.Bob.Password))
+		if p.status != 400 || !strings.Contains(p.body, "invalid request") || p.header.Get("Location") != "" {
+			t.Fatalf("%d %v\n%s", p.status, p.header, p.body)
+		}
+	})
+	t.Run("the same user may authorize the app's non-sensitive scopes", func(t *testing.T) {
+		b := newBrowser(t)
+		p := b.get(oboConfig(s, authtest.StaffID, authtest.StaffSecret, "pii:basic").AuthCodeURL("s"))
+		p = b.follow(s.URL, b.login(s.URL, p, "bob", authtest.Bob.Password))
+		if p.status != 200 || strings.Contains(p.body, "administrative") {
+			t.Fatalf("%d %s", p.status, p.body)
+		}
+	})
+}
+
+func TestConcurrentRedemptions(t *testing.T) {
+	s := authtest.Start(t, authtest.Options{})
+	cfg := oboConfig(s, authtest.BadgeID, authtest.BadgeSecret, "pii:basic")
+	b := newBrowser(t)
+
+	t.Run("parallel redemptions of one code: exactly one succeeds", func(t *testing.T) {
+		verifier := oauth2.GenerateVerifier()
+		code := authorize(t, s, b, cfg.AuthCodeURL("x", oauth2.S256ChallengeOption(verifier)), authtest.Alice)
+		var mu sync.Mutex
+		var won *oauth2.Token
+		results := parallel(16, func() error {
+			tok, err := exchange(t, cfg, code, verifier)
+			if err == nil {
+				mu.Lock()
+				won = tok
+				mu.Unlock()
+			}
+			return err
+		})
+		if results.ok != 1 {
+			t.Fatalf("%d redemptions succeeded: %v", results.ok, results.errs)
+		}
+		for _, err := range results.errs {
+			if retrieveCode(err) != "invalid_grant" {
+				t.Fatalf("loser got %v", err)
+			}
+		}
+		// The replays revoked what the winning redemption issued.
+		if _, err := cfg.TokenSource(bg(), &oauth2.Token{RefreshToken: won.RefreshToken}).Token(); retrieveCode(err) != "invalid_grant" {
+			t.Fatalf("the winner's refresh token survived the replays: %v", err)
+		}
+	})
+
+	t.Run("parallel refreshes of one token: exactly one succeeds", func(t *testing.T) {
+		code := authorize(t, s, b, cfg.AuthCodeURL("y"), authtest.Alice)
+		tok, err := exchange(t, cfg, code, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		results := parallel(16, func() error {
+			_, err := cfg.TokenSource(bg(), &oauth2.Token{RefreshToken: tok.RefreshToken}).Token()
+			return err
+		})
+		if results.ok != 1 {
+			t.Fatalf("%d refreshes succeeded: %v", results.ok, results.errs)
+		}
+		for _, err := range results.errs {
+			if retrieveCode(err) != "invalid_grant" {
+				t.Fatalf("loser got %v", err)
+			}
+		}
+	})
+}
+
+type outcome struct {
+	ok   int
+	errs []error
+}
+
+func parallel(n int, fn func() error) outcome {
+	var mu sync.Mutex
+	var out outcome
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			err := fn()
+			mu.Lock()
+			defer mu.Unlock()
+			if err == nil {
+				out.ok++
+			} else {
+				out.errs = append(out.errs, err)
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	return out
+}

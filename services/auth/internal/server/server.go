@@ -1,0 +1,117 @@
+// Package server wires the auth service for `auth serve`: stores, business, handlers and background key rotation, on the shared two-listener server.
+package server
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/eventreg/eventreg/libs/redisdb"
+	"github.com/eventreg/eventreg/libs/service"
+	"github.com/eventreg/eventreg/libs/usersapi"
+
+	"github.com/eventreg/eventreg/services/auth/internal/accesstoken"
+	"github.com/eventreg/eventreg/services/auth/internal/authcode"
+	"github.com/eventreg/eventreg/services/auth/internal/browser"
+	"github.com/eventreg/eventreg/services/auth/internal/client"
+	"github.com/eventreg/eventreg/services/auth/internal/client/clientdb"
+	"github.com/eventreg/eventreg/services/auth/internal/clientsecret"
+	"github.com/eventreg/eventreg/services/auth/internal/config"
+	"github.com/eventreg/eventreg/services/auth/internal/consent/consentdb"
+	"github.com/eventreg/eventreg/services/auth/internal/oauth"
+	"github.com/eventreg/eventreg/services/auth/internal/ratelimit"
+	"github.com/eventreg/eventreg/services/auth/internal/refreshtoken"
+	"github.com/eventreg/eventreg/services/auth/internal/session"
+	"github.com/eventreg/eventreg/services/auth/internal/signing"
+	"github.com/eventreg/eventreg/services/auth/internal/signing/keydb"
+	"github.com/eventreg/eventreg/services/auth/migrations"
+)
+
+// App is the wired service: its handlers on the two engines and the key
+// manager whose loop must run while it serves.
+type App struct {
+	Keys    *signing.Manager
+	Clients *client.Service
+}
+
+// Build wires everything onto public and internal. users is the users
+// service (usersapi.Client in production, a test double in tests).
+func Build(ctx context.Context, cfg config.Serve, log *slog.Logger, pool *pgxpool.Pool, rdb *redis.Client, users browser.Users, public, internal gin.IRouter) (*App, error) {
+	keys := signing.NewManager(keydb.New(pool), cfg.KEK(), signing.Config{
+		RotationPeriod: cfg.KeyRotationPeriod, ActivationDelay: cfg.KeyActivationDelay,
+		RefreshInterval: cfg.KeyRefreshInterval, MaxTokenTTL: cfg.AccessTokenTTL,
+	}, log)
+	if err := keys.Ensure(ctx); err != nil {
+		log.Warn("creating the first signing key failed; retrying in the background", "error", err.Error())
+	} else if err := keys.Reload(ctx); err != nil {
+		log.Warn("loading signing keys failed; retrying in the background", "error", err.Error())
+	}
+	clients := client.NewService(clientdb.New(pool), clientsecret.NewHasher([]byte(cfg.ClientSecretKey)), cfg.ClientCacheTTL)
+	issuer := strings.TrimRight(cfg.Issuer, "/")
+	tokens := accesstoken.NewIssuer(keys, issuer, cfg.TokenAudience, cfg.AccessTokenTTL)
+	refresh := refreshtoken.New(rdb)
+	denylist := refreshtoken.NewDenylist(rdb, cfg.AccessTokenTTL)
+	codes := authcode.New(rdb, cfg.AuthCodeTTL)
+
+	(&oauth.Handler{
+		Clients: clients, Tokens: tokens, Codes: codes, Refresh: refresh, Denylist: denylist,
+		ClientFailures: ratelimit.NewFailures(rdb, "client", cfg.ClientAuthFailures, cfg.ClientFailureWindow),
+		Issuer:         issuer, Log: log,
+	}).Register(public)
+
+	csrf := hmac.New(sha256.New, []byte(cfg.ClientSecretKey))
+	csrf.Write([]byte("csrf"))
+	pages, err := browser.New(browser.Config{
+		OrgName: cfg.OrgName, OrgLogoURL: cfg.OrgLogoURL, SecureCookies: strings.HasPrefix(issuer, "https://"),
+		CSRFSecret: csrf.Sum(nil), FailureDelay: cfg.LoginFailureDelay,
+	}, browser.Deps{
+		Clients: clients, Consents: consentdb.New(pool), Users: users,
+		Sessions: session.New(rdb, cfg.SessionIdleTTL, cfg.SessionAbsTTL), Codes: codes, Refresh: refresh, Denylist: denylist,
+		AccountFailures: ratelimit.NewFailures(rdb, "login-account", cfg.LoginFailuresPerAccount, cfg.LoginFailureWindow),
+		AddressFailures: ratelimit.NewFailures(rdb, "login-address", cfg.LoginFailuresPerAddress, cfg.LoginFailureWindow),
+		Log:             log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	pages.Register(public)
+
+	jwks := func(c *gin.Context) {
+		c.Header("Cache-Control", "public, max-age=60")
+		c.Data(http.StatusOK, "application/json", keys.JWKS())
+	}
+	public.GET(oauth.PathJWKS, jwks)
+	internal.GET(oauth.PathJWKS, jwks)
+	return &App{Keys: keys, Clients: clients}, nil
+}
+
+// Run is `auth serve`.
+func Run(ctx context.Context, cfg config.Serve) error {
+	rt, err := service.Start(ctx, "auth", cfg.Base, migrations.Set())
+	if err != nil {
+		return err
+	}
+	rdb, err := redisdb.Open(cfg.RedisURL)
+	if err != nil {
+		return err
+	}
+	rt.OnClose(func(context.Context) error { return rdb.Close() })
+	rt.Server.AddReadinessCheck("redis", redisdb.Ping(rdb))
+	rt.Server.Metrics.MustRegister(redisdb.NewPoolCollector(rdb))
+	users := usersapi.NewClient(cfg.UsersInternalURL, cfg.UsersTimeout)
+	app, err := Build(ctx, cfg, rt.Log, rt.Pool, rdb, users, rt.Server.Public, rt.Server.Internal)
+	if err != nil {
+		return fmt.Errorf("wiring auth: %w", err)
+	}
+	rt.Server.AddReadinessCheck("signing-keys", app.Keys.Ready)
+	go app.Keys.Run(ctx)
+	return rt.Serve(ctx)
+}

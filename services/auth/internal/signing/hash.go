@@ -1,0 +1,5 @@
+package signing
+
+import "crypto"
+
+const cryptoSHA256 = crypto.SHA256

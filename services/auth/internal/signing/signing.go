@@ -1,0 +1,391 @@
+// Package signing owns the access-token signing keys: creation, encryption at rest, scheduled rotation, the JWKS and ES256 signing and verification of RFC 9068 tokens.
+package signing
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/lestrrat-go/jwx/v2/jwa"
+	"github.com/lestrrat-go/jwx/v2/jwk"
+	"github.com/lestrrat-go/jwx/v2/jws"
+)
+
+// Alg is the signing algorithm of every key.
+const Alg = "ES256"
+
+// Key is a stored signing key.
+type Key struct {
+	KID         string
+	Alg         string
+	PublicJWK   []byte // JSON of the public JWK
+	PrivateEnc  []byte // AES-256-GCM sealed PKCS#8 DER
+	CreatedAt   time.Time
+	ActivatesAt time.Time
+}
+
+// Store keeps keys.
+type Store interface {
+	// List returns every key ordered by activation time.
+	List(ctx context.Context) ([]Key, error)
+	// Locked runs decide while holding the rotation lock (one replica at a
+	// time) and inserts the keys it returns.
+	Locked(ctx context.Context, decide func(existing []Key) ([]Key, error)) error
+}
+
+// Config tunes rotation.
+type Config struct {
+	// RotationPeriod is the age at which a new key is made.
+	RotationPeriod time.Duration
+	// ActivationDelay: a new key is published this long before it signs.
+	ActivationDelay time.Duration
+	// RefreshInterval: how often keys are re-read (and rotation considered).
+	RefreshInterval time.Duration
+	// MaxTokenTTL is the longest access-token lifetime; a retired key stays
+	// published this long (plus a margin) after its successor takes over.
+	MaxTokenTTL time.Duration
+}
+
+// retentionMargin covers clock skew and validator leeway past a token's exp.
+const retentionMargin = 5 * time.Minute
+
+// Manager holds the keys of this replica.
+type Manager struct {
+	store Store
+	kek   []byte
+	cfg   Config
+	log   *slog.Logger
+	now   func() time.Time
+
+	state   atomic.Pointer[ring]
+	privMu  sync.Mutex
+	private map[string]*ecdsa.PrivateKey
+}
+
+type ring struct {
+	signer    *signer
+	published jwk.Set
+	jwks      []byte
+}
+
+type signer struct {
+	kid string
+	key *ecdsa.PrivateKey
+	jwk jwk.Key
+}
+
+// NewManager returns a manager; call Ensure then Reload (or Run) before signing.
+func NewManager(store Store, kek []byte, cfg Config, log *slog.Logger) *Manager {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Manager{store: store, kek: kek, cfg: cfg, log: log, now: time.Now, private: map[string]*ecdsa.PrivateKey{}}
+}
+
+// SetClock replaces the clock (tests).
+func (m *Manager) SetClock(now func() time.Time) { m.now = now }
+
+// State is where a key stands at a moment.
+type State string
+
+// Key states.
+const (
+	StatePending State = "pending" // published, not signing yet
+	StateActive  State = "active"  // signs new tokens
+	StateRetired State = "retired" // published for tokens it signed
+	StateExpired State = "expired" // no longer published
+)
+
+// Status is a key with its state, for operators.
+type Status struct {
+	KID         string    `json:"kid"`
+	Alg         string    `json:"alg"`
+	State       State     `json:"state"`
+	CreatedAt   time.Time `json:"createdAt"`
+	ActivatesAt time.Time `json:"activatesAt"`
+	// RetiredAt is when a newer key took over (zero while none has).
+	RetiredAt time.Time `json:"retiredAt,omitzero"`
+	// UnpublishAt is when the key leaves the JWKS (zero while not retired).
+	UnpublishAt time.Time `json:"unpublishAt,omitzero"`
+}
+
+// Describe computes every key's state at now. keys must be ordered by activation.
+func Describe(keys []Key, now time.Time, maxTTL time.Duration) []Status {
+	sorted := append([]Key(nil), keys...)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].ActivatesAt.Before(sorted[j].ActivatesAt) })
+	active := -1
+	for i, k := range sorted {
+		if !k.ActivatesAt.After(now) {
+			active = i
+		}
+	}
+	out := make([]Status, len(sorted))
+	for i, k := range sorted {
+		st := Status{KID: k.KID, Alg: k.Alg, CreatedAt: k.CreatedAt, ActivatesAt: k.ActivatesAt}
+		switch {
+		case k.ActivatesAt.After(now):
+			st.State = StatePending
+		case i == active:
+			st.State = StateActive
+		default:
+			// Retired when the next key that has activated took over.
+			st.RetiredAt = sorted[i+1].ActivatesAt
+			st.UnpublishAt = st.RetiredAt.Add(maxTTL + retentionMargin)
+			st.State = StateRetired
+			if !now.Before(st.UnpublishAt) {
+				st.State = StateExpired
+			}
+		}
+		out[i] = st
+	}
+	return out
+}
+
+// NewKey makes an ES256 key that signs from activatesAt, its private part sealed with kek.
+func NewKey(kek []byte, now, activatesAt time.Time) (Key, error) {
+	priv, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return Key{}, fmt.Errorf("generating key: %w", err)
+	}
+	pub, err := jwk.FromRaw(priv.Public())
+	if err != nil {
+		return Key{}, fmt.Errorf("building JWK: %w", err)
+	}
+	tp, err := pub.Thumbprint(cryptoSHA256)
+	if err != nil {
+		return Key{}, fmt.Errorf("thumbprint: %w", err)
+	}
+	kid := base64.RawURLEncoding.EncodeToString(tp)
+	_ = pub.Set(jwk.KeyIDKey, kid)
+	_ = pub.Set(jwk.AlgorithmKey, jwa.ES256)
+	_ = pub.Set(jwk.KeyUsageKey, jwk.ForSignature)
+	pubJSON, err := json.Marshal(pub)
+	if err != nil {
+		return Key{}, fmt.Errorf("encoding JWK: %w", err)
+	}
+	der, err := x509.MarshalPKCS8PrivateKey(priv)
+	if err != nil {
+		return Key{}, fmt.Errorf("encoding private key: %w", err)
+	}
+	sealed, err := seal(kek, kid, der)
+	if err != nil {
+		return Key{}, err
+	}
+	return Key{KID: kid, Alg: Alg, PublicJWK: pubJSON, PrivateEnc: sealed, CreatedAt: now, ActivatesAt: activatesAt}, nil
+}
+
+// Ensure makes the first key (signing at once) when no key signs yet.
+func (m *Manager) Ensure(ctx context.Context) error {
+	return m.store.Locked(ctx, func(existing []Key) ([]Key, error) {
+		now := m.now()
+		for _, k := range existing {
+			if !k.ActivatesAt.After(now) {
+				return nil, nil
+			}
+		}
+		k, err := NewKey(m.kek, now, now)
+		if err != nil {
+			return nil, err
+		}
+		m.log.Info("created the first signing key", "kid", k.KID)
+		return []Key{k}, nil
+	})
+}
+
+// Rotate makes a new key, published now and signing after the activation delay.
+func (m *Manager) Rotate(ctx context.Context) (Key, error) {
+	var made Key
+	err := m.store.Locked(ctx, func([]Key) ([]Key, error) {
+		now := m.now()
+		k, err := NewKey(m.kek, now, now.Add(m.cfg.ActivationDelay))
+		made = k
+		return []Key{k}, err
+	})
+	return made, err
+}
+
+// MaybeRotate makes a new key when the newest one is older than the rotation period.
+func (m *Manager) MaybeRotate(ctx context.Context) error {
+	return m.store.Locked(ctx, func(existing []Key) ([]Key, error) {
+		now := m.now()
+		var newest time.Time
+		for _, k := range existing {
+			if k.CreatedAt.After(newest) {
+				newest = k.CreatedAt
+			}
+		}
+		if len(existing) == 0 || now.Sub(newest) < m.cfg.RotationPeriod {
+			return nil, nil // the first key is Ensure's
+		}
+		k, err := NewKey(m.kek, now, now.Add(m.cfg.ActivationDelay))
+		if err != nil {
+			return nil, err
+		}
+		m.log.Info("rotating signing keys", "kid", k.KID, "activates_at", k.ActivatesAt)
+		return []Key{k}, nil
+	})
+}
+
+// Reload reads the keys and rebuilds the published set and the signer.
+func (m *Manager) Reload(ctx context.Context) error {
+	keys, err := m.store.List(ctx)
+	if err != nil {
+		return err
+	}
+	now := m.now()
+	statuses := Describe(keys, now, m.cfg.MaxTokenTTL)
+	byKID := map[string]Key{}
+	for _, k := range keys {
+		byKID[k.KID] = k
+	}
+	set := jwk.NewSet()
+	var sig *signer
+	for _, st := range statuses {
+		if st.State == StateExpired {
+			continue
+		}
+		k := byKID[st.KID]
+		pub, err := jwk.ParseKey(k.PublicJWK)
+		if err != nil {
+			return fmt.Errorf("parsing public key %s: %w", k.KID, err)
+		}
+		_ = set.AddKey(pub)
+		if st.State == StateActive {
+			priv, err := m.privateKey(k)
+			if err != nil {
+				return err
+			}
+			sig = &signer{kid: k.KID, key: priv, jwk: pub}
+		}
+	}
+	if sig == nil {
+		return errors.New("no signing key is active (run `auth serve` once to create one)")
+	}
+	b, err := json.Marshal(set)
+	if err != nil {
+		return fmt.Errorf("encoding JWKS: %w", err)
+	}
+	m.state.Store(&ring{signer: sig, published: set, jwks: b})
+	return nil
+}
+
+func (m *Manager) privateKey(k Key) (*ecdsa.PrivateKey, error) {
+	m.privMu.Lock()
+	defer m.privMu.Unlock()
+	if p, ok := m.private[k.KID]; ok {
+		return p, nil
+	}
+	der, err := open(m.kek, k.KID, k.PrivateEnc)
+	if err != nil {
+		return nil, fmt.Errorf("key %s: %w", k.KID, err)
+	}
+	parsed, err := x509.ParsePKCS8PrivateKey(der)
+	if err != nil {
+		return nil, fmt.Errorf("key %s: parsing private key: %w", k.KID, err)
+	}
+	p, ok := parsed.(*ecdsa.PrivateKey)
+	if !ok {
+		return nil, fmt.Errorf("key %s: not an ECDSA key", k.KID)
+	}
+	m.private[k.KID] = p
+	return p, nil
+}
+
+// Run rotates when due and reloads every RefreshInterval until ctx ends.
+// Failures are logged; the last good keys stay in use.
+func (m *Manager) Run(ctx context.Context) {
+	t := time.NewTicker(m.cfg.RefreshInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if m.state.Load() == nil {
+			if err := m.Ensure(ctx); err != nil && ctx.Err() == nil {
+				m.log.Warn("creating the first signing key failed", "error", err.Error())
+			}
+		}
+		if err := m.MaybeRotate(ctx); err != nil && ctx.Err() == nil {
+			m.log.Warn("key rotation check failed", "error", err)
+		}
+		if err := m.Reload(ctx); err != nil && ctx.Err() == nil {
+			m.log.Warn("reloading signing keys failed", "error", err)
+		}
+	}
+}
+
+// Ready reports whether a signing key is loaded.
+func (m *Manager) Ready(context.Context) error {
+	if m.state.Load() == nil {
+		return errors.New("signing keys not loaded")
+	}
+	return nil
+}
+
+// SigningKID returns the id of the key that signs now ("" before the first load).
+func (m *Manager) SigningKID() string {
+	if r := m.state.Load(); r != nil {
+		return r.signer.kid
+	}
+	return ""
+}
+
+// Publishes reports whether kid is in this replica's JWKS.
+func (m *Manager) Publishes(kid string) bool {
+	r := m.state.Load()
+	if r == nil {
+		return false
+	}
+	_, ok := r.published.LookupKeyID(kid)
+	return ok
+}
+
+// JWKS returns the published key set as JSON.
+func (m *Manager) JWKS() []byte {
+	r := m.state.Load()
+	if r == nil {
+		return []byte(`{"keys":[]}`)
+	}
+	return r.jwks
+}
+
+// Sign signs payload (JSON claims) as a compact JWS with header typ at+jwt and the active key's kid.
+func (m *Manager) Sign(payload []byte) (string, error) {
+	r := m.state.Load()
+	if r == nil {
+		return "", errors.New("signing keys not loaded")
+	}
+	hdr := jws.NewHeaders()
+	_ = hdr.Set(jws.TypeKey, "at+jwt")
+	_ = hdr.Set(jws.KeyIDKey, r.signer.kid)
+	out, err := jws.Sign(payload, jws.WithKey(jwa.ES256, r.signer.key, jws.WithProtectedHeaders(hdr)))
+	if err != nil {
+		return "", fmt.Errorf("signing token: %w", err)
+	}
+	return string(out), nil
+}
+
+// Verify checks a compact JWS against the published keys and returns its payload.
+func (m *Manager) Verify(raw string) ([]byte, error) {
+	r := m.state.Load()
+	if r == nil {
+		return nil, errors.New("signing keys not loaded")
+	}
+	if len(raw) > 8192 {
+		return nil, errors.New("token too long")
+	}
+	return jws.Verify([]byte(raw), jws.WithKeySet(r.published, jws.WithRequireKid(true)))
+}

@@ -1,0 +1,178 @@
+package signing
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lestrrat-go/jwx/v2/jwk"
+	"github.com/lestrrat-go/jwx/v2/jws"
+)
+
+func kek() []byte { return bytes.Repeat([]byte{7}, 32) }
+
+func TestKeyEncryption(t *testing.T) {
+	t.Run("sealed keys open with the same key-encryption key and kid", func(t *testing.T) {
+		sealed, err := seal(kek(), "kid-1", []byte("private"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bytes.Contains(sealed, []byte("private")) {
+			t.Fatal("plaintext visible")
+		}
+		plain, err := open(kek(), "kid-1", sealed)
+		if err != nil || string(plain) != "private" {
+			t.Fatalf("%q %v", plain, err)
+		}
+	})
+	t.Run("a wrong key-encryption key or a moved row does not open", func(t *testing.T) {
+		sealed, _ := seal(kek(), "kid-1", []byte("private"))
+		if _, err := open(bytes.Repeat([]byte{8}, 32), "kid-1", sealed); err == nil {
+			t.Fatal("opened with another KEK")
+		}
+		if _, err := open(kek(), "kid-2", sealed); err == nil {
+			t.Fatal("opened under another kid")
+		}
+	})
+	t.Run("a new key stores no private part in the clear", func(t *testing.T) {
+		k, err := NewKey(kek(), time.Now(), time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var pub map[string]any
+		_ = json.Unmarshal(k.PublicJWK, &pub)
+		if pub["d"] != nil || pub["kid"] != k.KID || pub["alg"] != "ES256" {
+			t.Fatalf("%v", pub)
+		}
+	})
+}
+
+func TestDescribe(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	keys := []Key{{KID: "a", ActivatesAt: t0}, {KID: "b", ActivatesAt: t0.Add(24 * time.Hour)}, {KID: "c", ActivatesAt: t0.Add(48 * time.Hour)}}
+	state := func(now time.Time) string {
+		var out string
+		for _, s := range Describe(keys, now, time.Hour) {
+			out += s.KID + "=" + string(s.State) + " "
+		}
+		return out
+	}
+	cases := map[time.Duration]string{
+		time.Hour:                     "a=active b=pending c=pending ",
+		24*time.Hour + time.Minute:    "a=retired b=active c=pending ",
+		25*time.Hour + 4*time.Minute:  "a=retired b=active c=pending ",
+		25*time.Hour + 6*time.Minute:  "a=expired b=active c=pending ",
+		49*time.Hour + 10*time.Minute: "a=expired b=expired c=active ",
+	}
+	for at, want := range cases {
+		if got := state(t0.Add(at)); got != want {
+			t.Errorf("at +%v: %s, want %s", at, got, want)
+		}
+	}
+}
+
+// memStore is an in-memory key store for unit tests (keydb is tested in the integration tests).
+type memStore struct {
+	mu   sync.Mutex
+	keys []Key
+}
+
+func (m *memStore) List(context.Context) ([]Key, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := append([]Key(nil), m.keys...)
+	sort.Slice(out, func(i, j int) bool { return out[i].ActivatesAt.Before(out[j].ActivatesAt) })
+	return out, nil
+}
+
+func (m *memStore) Locked(ctx context.Context, decide func([]Key) ([]Key, error)) error {
+	existing, _ := m.List(ctx)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	add, err := decide(existing)
+	m.keys = append(m.keys, add...)
+	return err
+}
+
+func TestRotation(t *testing.T) {
+	store := &memStore{}
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	m := NewManager(store, kek(), Config{RotationPeriod: 24 * time.Hour, ActivationDelay: 2 * time.Minute, RefreshInterval: time.Second, MaxTokenTTL: time.Hour}, nil)
+	m.SetClock(func() time.Time { return now })
+	ctx := context.Background()
+	if err := m.Ensure(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Ensure(ctx); err != nil || len(store.keys) != 1 {
+		t.Fatalf("Ensure is not idempotent: %d keys", len(store.keys))
+	}
+	if err := m.Reload(ctx); err != nil {
+		t.Fatal(err)
+	}
+	first := store.keys[0].KID
+	sign := func() string {
+		tok, err := m.Sign([]byte(`{"sub":"1"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		msg, _ := jws.ParseString(tok)
+		h := msg.Signatures()[0].ProtectedHeaders()
+		if h.Type() != "at+jwt" {
+			t.Fatalf("typ %q", h.Type())
+		}
+		if _, err := m.Verify(tok); err != nil {
+			t.Fatalf("own token does not verify: %v", err)
+		}
+		return h.KeyID()
+	}
+	published := func() map[string]bool {
+		set, err := jwk.Parse(m.JWKS())
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]bool{}
+		for i := 0; i < set.Len(); i++ {
+			k, _ := set.Key(i)
+			out[k.KeyID()] = true
+		}
+		return out
+	}
+	if sign() != first {
+		t.Fatal("first key does not sign")
+	}
+	t.Run("no rotation before the period", func(t *testing.T) {
+		now = now.Add(23 * time.Hour)
+		_ = m.MaybeRotate(ctx)
+		if len(store.keys) != 1 {
+			t.Fatal("rotated early")
+		}
+	})
+	t.Run("a new key is published before it signs", func(t *testing.T) {
+		now = now.Add(2 * time.Hour)
+		_ = m.MaybeRotate(ctx)
+		_ = m.Reload(ctx)
+		if len(store.keys) != 2 {
+			t.Fatal("did not rotate")
+		}
+		second := store.keys[1].KID
+		if !published()[second] || sign() != first {
+			t.Fatal("new key must be published and not yet signing")
+		}
+		now = now.Add(3 * time.Minute)
+		_ = m.Reload(ctx)
+		if sign() != second || !published()[first] {
+			t.Fatal("after the delay the new key signs and the old stays published")
+		}
+		t.Run("the retired key leaves the JWKS after the longest token lifetime", func(t *testing.T) {
+			now = now.Add(time.Hour + 6*time.Minute)
+			_ = m.Reload(ctx)
+			if published()[first] || !published()[second] {
+				t.Fatalf("%v", published())
+			}
+		})
+	})
+}

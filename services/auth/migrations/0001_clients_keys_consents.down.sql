@@ -1,0 +1,3 @@
+DROP TABLE consents;
+DROP TABLE signing_keys;
+DROP TABLE clients;

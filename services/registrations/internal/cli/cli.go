@@ -1,0 +1,236 @@
+// Package cli is the registrations command tree: serve, migrate, import, generate and the operators' set-status and record-payment.
+package cli
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/spf13/cobra"
+
+	"github.com/eventreg/eventreg/libs/fixture"
+	"github.com/eventreg/eventreg/libs/page"
+	"github.com/eventreg/eventreg/libs/pgdb"
+	"github.com/eventreg/eventreg/libs/service"
+	"github.com/eventreg/eventreg/libs/userid"
+	"github.com/eventreg/eventreg/libs/usersapi"
+	"github.com/eventreg/eventreg/services/registrations/internal/config"
+	"github.com/eventreg/eventreg/services/registrations/internal/registration"
+	"github.com/eventreg/eventreg/services/registrations/internal/registrationapi"
+	"github.com/eventreg/eventreg/services/registrations/internal/registrationstore"
+	"github.com/eventreg/eventreg/services/registrations/migrations"
+)
+
+// Root returns the `registrations` command.
+func Root() *cobra.Command {
+	root := service.NewRoot("registrations", "Registrations of the current convention")
+	root.AddCommand(
+		serveCommand(),
+		service.MigrateCommand(migrations.Set(), loadDatabase),
+		importCommand(),
+		generateCommand(),
+		setStatusCommand(),
+		recordPaymentCommand(),
+	)
+	return root
+}
+
+func loadDatabase() (service.DatabaseConfig, error) {
+	cfg, err := config.Load[config.Admin]()
+	return cfg.DatabaseConfig, err
+}
+
+func serveCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "serve",
+		Short: "Serve the public and internal listeners until SIGTERM",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := config.Load[config.Serve]()
+			if err != nil {
+				return err
+			}
+			return Serve(cmd.Context(), cfg)
+		},
+	}
+}
+
+// Serve runs the service: config → runtime (logger, telemetry, database,
+// servers) → token validation → business → routes → serve until ctx ends.
+func Serve(ctx context.Context, cfg config.Serve) error {
+	set := migrations.Set()
+	rt, err := service.Start(ctx, "registrations", cfg.Base, set)
+	if err != nil {
+		return err
+	}
+	deps, err := service.StartResource(ctx, rt, cfg.Resource)
+	if err != nil {
+		return err
+	}
+	users := usersapi.NewClient(cfg.UsersInternalURL, cfg.UsersTimeout)
+	svc := registration.NewService(registrationstore.New(rt.Pool), users, cfg.ConventionID)
+	h := registrationapi.New(svc, page.Paginator{Codec: deps.Cursor, Query: "registrations.search"}, rt.Log)
+	registrationapi.Register(rt.Server.Public, deps.Protected, h)
+	return rt.Serve(ctx)
+}
+
+// withStore opens the database of an admin command.
+func withStore(ctx context.Context, f func(cfg config.Admin, pool *pgxpool.Pool, st *registrationstore.Store) error) error {
+	cfg, err := config.Load[config.Admin]()
+	if err != nil {
+		return err
+	}
+	pool, err := pgdb.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	return f(cfg, pool, registrationstore.New(pool))
+}
+
+func importCommand() *cobra.Command {
+	var output string
+	cmd := &cobra.Command{
+		Use:   "import FILE",
+		Short: "Load the registrations of a fixture file (idempotent, all or nothing)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return withStore(cmd.Context(), func(cfg config.Admin, _ *pgxpool.Pool, st *registrationstore.Store) error {
+				doc, err := fixture.Load(args[0])
+				if err != nil {
+					return err
+				}
+				convention := doc.ConventionID
+				if convention == "" {
+					convention = cfg.ConventionID
+				}
+				regs, err := registration.FromFixture(convention, doc.Registrations)
+				if err != nil {
+					return err
+				}
+				res, err := st.Import(cmd.Context(), regs)
+				if err != nil {
+					return err
+				}
+				if output == "json" {
+					return service.PrintJSON(cmd.OutOrStdout(), map[string]any{"conventionId": convention,
+						"inserted": res.Inserted, "updated": res.Updated, "unchanged": res.Unchanged})
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "registrations of convention %s: %d inserted, %d updated, %d unchanged\n",
+					convention, res.Inserted, res.Updated, res.Unchanged)
+				return nil
+			})
+		},
+	}
+	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
+	return cmd
+}
+
+func generateCommand() *cobra.Command {
+	var o registrationstore.GenerateOptions
+	cmd := &cobra.Command{
+		Use:   "generate",
+		Short: "Write synthetic registrations for benchmarks (COPY, with progress)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return withStore(cmd.Context(), func(cfg config.Admin, _ *pgxpool.Pool, st *registrationstore.Store) error {
+				if o.ConventionID == "" {
+					o.ConventionID = cfg.ConventionID
+				}
+				if o.ConventionID == "" {
+					return fmt.Errorf("generate: give --convention or set CONVENTION_ID")
+				}
+				if o.UsersTo == 0 {
+					o.UsersTo = o.UsersFrom + o.Count - 1
+				}
+				o.Progress = cmd.OutOrStdout()
+				start := time.Now()
+				n, err := st.Generate(cmd.Context(), o)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "generated %d registrations of convention %s for users %d..%d in %s\n",
+					n, o.ConventionID, o.UsersFrom, o.UsersTo, time.Since(start).Round(time.Millisecond))
+				return nil
+			})
+		},
+	}
+	cmd.Flags().Int64Var(&o.Count, "registrations", 1000, "how many registrations to write")
+	cmd.Flags().Int64Var(&o.UsersFrom, "users-from", 1, "lowest user id")
+	cmd.Flags().Int64Var(&o.UsersTo, "users-to", 0, "highest user id (default: users-from + registrations - 1)")
+	cmd.Flags().StringVar(&o.ConventionID, "convention", "", "convention of the registrations (default CONVENTION_ID)")
+	return cmd
+}
+
+func setStatusCommand() *cobra.Command {
+	var convention, output string
+	cmd := &cobra.Command{
+		Use:   "set-status USER_ID paid|unpaid",
+		Short: "Set the status of a user's registration",
+		Args:  cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, ok := userid.Parse(args[0])
+			if !ok {
+				return fmt.Errorf("USER_ID must be a positive whole number (got %q)", args[0])
+			}
+			return change(cmd, convention, output, func(svc *registration.Service) (registration.Registration, error) {
+				return svc.SetStatus(cmd.Context(), convention, id, args[1])
+			})
+		},
+	}
+	cmd.Flags().StringVar(&convention, "convention", "", "convention of the registration (default CONVENTION_ID)")
+	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
+	return cmd
+}
+
+func recordPaymentCommand() *cobra.Command {
+	var convention, output, orderID string
+	cmd := &cobra.Command{
+		Use:   "record-payment USER_ID --order-id ORDER",
+		Short: "Record that an order paid a user's registration (status becomes paid, order set)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, ok := userid.Parse(args[0])
+			if !ok {
+				return fmt.Errorf("USER_ID must be a positive whole number (got %q)", args[0])
+			}
+			return change(cmd, convention, output, func(svc *registration.Service) (registration.Registration, error) {
+				return svc.RecordPayment(cmd.Context(), convention, id, orderID)
+			})
+		},
+	}
+	cmd.Flags().StringVar(&orderID, "order-id", "", "the order that paid (required)")
+	_ = cmd.MarkFlagRequired("order-id")
+	cmd.Flags().StringVar(&convention, "convention", "", "convention of the registration (default CONVENTION_ID)")
+	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
+	return cmd
+}
+
+func change(cmd *cobra.Command, convention, output string, do func(*registration.Service) (registration.Registration, error)) error {
+	return withStore(cmd.Context(), func(cfg config.Admin, _ *pgxpool.Pool, st *registrationstore.Store) error {
+		if convention == "" && cfg.ConventionID == "" {
+			return fmt.Errorf("give --convention or set CONVENTION_ID")
+		}
+		r, err := do(registration.NewService(st, nil, cfg.ConventionID))
+		if err != nil {
+			return err
+		}
+		updated := r.UpdatedAt.UTC().Format(registrationapi.TimeFormat)
+		if output == "json" {
+			var order *string
+			if r.OrderID != nil {
+				order = r.OrderID
+			}
+			return service.PrintJSON(cmd.OutOrStdout(), map[string]any{"conventionId": r.ConventionID, "userId": r.UserID,
+				"status": r.Status, "orderId": order, "updatedAt": updated})
+		}
+		order := "none"
+		if r.OrderID != nil {
+			order = *r.OrderID
+		}
+		fmt.Fprintf(cmd.OutOrStdout(), "registration of user %d in convention %s: status %s, order %s, updated at %s\n",
+			r.UserID, r.ConventionID, r.Status, order, updated)
+		return nil
+	})
+}

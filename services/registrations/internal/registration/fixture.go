@@ -1,0 +1,73 @@
+package registration
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/eventreg/eventreg/libs/eventoption"
+	"github.com/eventreg/eventreg/libs/fixture"
+)
+
+// FromFixture validates the registrations section of a fixture for
+// convention and returns them; every problem names the record and field, and
+// any problem rejects the whole section.
+func FromFixture(convention string, recs []fixture.Registration) ([]Registration, error) {
+	var problems fixture.Problems
+	if strings.TrimSpace(convention) == "" {
+		problems.Addf("conventionId: the file has none and CONVENTION_ID is not set")
+	}
+	out := make([]Registration, 0, len(recs))
+	first := make(map[int64]int, len(recs))
+	for i, rec := range recs {
+		where := fmt.Sprintf("registrations[%d] (userId %d)", i, rec.UserID)
+		if rec.UserID < 1 {
+			problems.Addf("%s: userId must be a positive integer", where)
+		} else if j, dup := first[rec.UserID]; dup {
+			problems.Addf("%s: userId appears twice (also registrations[%d])", where, j)
+		} else {
+			first[rec.UserID] = i
+		}
+		if strings.TrimSpace(rec.BadgeName) == "" {
+			problems.Addf("%s: badgeName must not be empty", where)
+		}
+		if rec.Status != StatusPaid && rec.Status != StatusUnpaid {
+			problems.Addf("%s: status must be paid or unpaid (got %q)", where, rec.Status)
+		}
+		if rec.OrderID != nil && strings.TrimSpace(*rec.OrderID) == "" {
+			problems.Addf("%s: orderId must not be empty when given", where)
+		}
+		if strings.TrimSpace(rec.ProductID) == "" {
+			problems.Addf("%s: productId must not be empty", where)
+		}
+		if strings.TrimSpace(rec.ProductName) == "" {
+			problems.Addf("%s: productName must not be empty", where)
+		}
+		opts, err := eventoption.ParseAll(rec.Options, eventoption.OnlyKnown)
+		if err != nil {
+			problems.Addf("%s: %v", where, err)
+		}
+		flags := make([]Flag, 0, len(rec.Flags))
+		seenFlag := map[string]bool{}
+		for k, f := range rec.Flags {
+			switch {
+			case strings.TrimSpace(f.ID) == "":
+				problems.Addf("%s: flags[%d].id must not be empty", where, k)
+			case strings.TrimSpace(f.ShortName) == "":
+				problems.Addf("%s: flags[%d].shortName must not be empty", where, k)
+			case seenFlag[f.ID]:
+				problems.Addf("%s: flags[%d].id %q appears twice", where, k, f.ID)
+			}
+			seenFlag[f.ID] = true
+			flags = append(flags, Flag{ID: f.ID, ShortName: f.ShortName})
+		}
+		out = append(out, Registration{
+			ConventionID: convention, UserID: rec.UserID, BadgeName: rec.BadgeName, Status: rec.Status,
+			OrderID: rec.OrderID, ProductID: rec.ProductID, ProductName: rec.ProductName,
+			ProductDisplayName: rec.ProductDisplayName, Options: opts, Flags: flags,
+		})
+	}
+	if err := problems.Err(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}

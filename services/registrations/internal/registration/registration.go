@@ -1,0 +1,171 @@
+// Package registration is the business layer of registrations: reading them with their users' summaries, operators' status and payment changes, and validating fixture data.
+package registration
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/eventreg/eventreg/libs/eventoption"
+	"github.com/eventreg/eventreg/libs/page"
+	"github.com/eventreg/eventreg/libs/usersapi"
+	"github.com/eventreg/eventreg/libs/usersummary"
+)
+
+// Statuses of a registration.
+const (
+	StatusPaid   = "paid"
+	StatusUnpaid = "unpaid"
+)
+
+// ErrNotFound is returned when the user has no registration in the convention
+// (or the user no longer exists).
+var ErrNotFound = errors.New("registration not found")
+
+// ErrInvalid wraps a refused change (a bad status or order id).
+var ErrInvalid = errors.New("invalid change")
+
+// Flag marks a registration (e.g. VIP).
+type Flag struct {
+	ID        string `json:"id"`
+	ShortName string `json:"shortName"`
+}
+
+// Registration is one user's registration for one convention.
+type Registration struct {
+	ConventionID       string
+	UserID             int64
+	BadgeName          string
+	Status             string
+	OrderID            *string
+	ProductID          string
+	ProductName        string
+	ProductDisplayName *string
+	Options            []eventoption.Option
+	Flags              []Flag
+	CreatedAt          time.Time
+	UpdatedAt          time.Time
+}
+
+// WithUser is a registration and the summary of its user.
+type WithUser struct {
+	Registration
+	User usersapi.UserSummary
+}
+
+// Filter narrows a search; a nil UserIDs means every user.
+type Filter struct {
+	UserIDs []int64
+}
+
+// Store is what the business layer needs from storage.
+type Store interface {
+	// Get returns ErrNotFound when there is none.
+	Get(ctx context.Context, conventionID string, userID int64) (Registration, error)
+	// Search returns up to ks.Limit+1 registrations with user id > ks.After in user id order.
+	Search(ctx context.Context, conventionID string, f Filter, ks page.Keyset) ([]Registration, error)
+	// SetStatus changes the status (and updatedAt when it changes); ErrNotFound when there is none.
+	SetStatus(ctx context.Context, conventionID string, userID int64, status string) (Registration, error)
+	// RecordPayment marks the registration paid by orderID; ErrNotFound when there is none.
+	RecordPayment(ctx context.Context, conventionID string, userID int64, orderID string) (Registration, error)
+}
+
+// Service reads and changes registrations of one convention.
+type Service struct {
+	store      Store
+	users      usersummary.Source
+	convention string
+}
+
+// NewService returns the service for convention.
+func NewService(store Store, users usersummary.Source, convention string) *Service {
+	return &Service{store: store, users: users, convention: convention}
+}
+
+// Get returns the user's registration in the current convention.
+func (s *Service) Get(ctx context.Context, userID int64) (WithUser, error) {
+	r, err := s.store.Get(ctx, s.convention, userID)
+	if err != nil {
+		return WithUser{}, err
+	}
+	users, err := usersummary.Fetch(ctx, s.users, []int64{userID})
+	if err != nil {
+		return WithUser{}, err
+	}
+	u, ok := users[userID]
+	if !ok {
+		return WithUser{}, ErrNotFound
+	}
+	return WithUser{Registration: r, User: u}, nil
+}
+
+// Page is one page of a search. Last is the user id the next page starts
+// after; More tells whether there is one.
+type Page struct {
+	Items []WithUser
+	Last  int64
+	More  bool
+}
+
+// Search returns one page of registrations in user id order, with one call
+// to the users service for the whole page. Registrations whose user no longer
+// exists are left out (as Get answers 404 for them).
+func (s *Service) Search(ctx context.Context, f Filter, ks page.Keyset) (Page, error) {
+	if f.UserIDs != nil && len(f.UserIDs) == 0 {
+		return Page{Items: []WithUser{}}, nil
+	}
+	rows, err := s.store.Search(ctx, s.convention, f, ks)
+	if err != nil {
+		return Page{}, err
+	}
+	p := Page{Items: make([]WithUser, 0, len(rows))}
+	if len(rows) > ks.Limit {
+		rows, p.More = rows[:ks.Limit], true
+	}
+	if len(rows) == 0 {
+		return p, nil
+	}
+	p.Last = rows[len(rows)-1].UserID
+	ids := make([]int64, len(rows))
+	for i, r := range rows {
+		ids[i] = r.UserID
+	}
+	users, err := usersummary.Fetch(ctx, s.users, ids)
+	if err != nil {
+		return Page{}, err
+	}
+	for _, r := range rows {
+		if u, ok := users[r.UserID]; ok {
+			p.Items = append(p.Items, WithUser{Registration: r, User: u})
+		}
+	}
+	return p, nil
+}
+
+// SetStatus sets the status of the user's registration in convention (the
+// current one when empty).
+func (s *Service) SetStatus(ctx context.Context, convention string, userID int64, status string) (Registration, error) {
+	if status != StatusPaid && status != StatusUnpaid {
+		return Registration{}, fmt.Errorf("%w: status must be paid or unpaid (got %q)", ErrInvalid, status)
+	}
+	return s.store.SetStatus(ctx, s.conventionOr(convention), userID, status)
+}
+
+// RecordPayment records that orderID paid the user's registration: the
+// registration becomes paid and carries the order.
+func (s *Service) RecordPayment(ctx context.Context, convention string, userID int64, orderID string) (Registration, error) {
+	orderID = strings.TrimSpace(orderID)
+	if orderID == "" {
+		return Registration{}, fmt.Errorf("%w: the order id must not be empty", ErrInvalid)
+	}
+	return s.store.RecordPayment(ctx, s.conventionOr(convention), userID, orderID)
+}
+
+func (s *Service) conventionOr(c string) string {
+	if c != "" {
+		return c
+	}
+	return s.convention
+}

@@ -1,0 +1,161 @@
+// Package registrationapi serves the public registrations endpoints: a user's registration and the registration search.
+package registrationapi
+
+import (
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/eventreg/eventreg/libs/apierror"
+	"github.com/eventreg/eventreg/libs/apireply"
+	"github.com/eventreg/eventreg/libs/eventoption"
+	"github.com/eventreg/eventreg/libs/jsonbody"
+	"github.com/eventreg/eventreg/libs/page"
+	"github.com/eventreg/eventreg/libs/userid"
+	"github.com/eventreg/eventreg/libs/usersapi"
+	"github.com/eventreg/eventreg/services/registrations/internal/registration"
+)
+
+// Scope is what every registrations endpoint needs.
+const Scope = "registration:read"
+
+// MaxFilterUserIDs is the most ids filter.userIds takes.
+const MaxFilterUserIDs = 100
+
+// Handler serves the endpoints.
+type Handler struct {
+	svc   *registration.Service
+	pager page.Paginator
+	log   *slog.Logger
+}
+
+// New returns the handler.
+func New(svc *registration.Service, pager page.Paginator, log *slog.Logger) *Handler {
+	return &Handler{svc: svc, pager: pager, log: log}
+}
+
+// Register adds the routes to the public engine behind protected (the
+// middleware chain that requires Scope).
+func Register(r gin.IRoutes, protected func(scope string) []gin.HandlerFunc, h *Handler) {
+	r.GET("/api/v0/users/:id/registration", append(protected(Scope), h.get)...)
+	r.POST("/api/v0/registration/search", append(protected(Scope), h.search)...)
+}
+
+func (h *Handler) get(c *gin.Context) {
+	id, ok := userid.Parse(c.Param("id"))
+	if !ok {
+		apierror.Abort(c, apierror.NotFound("No such user."))
+		return
+	}
+	r, err := h.svc.Get(c.Request.Context(), id)
+	if errors.Is(err, registration.ErrNotFound) {
+		apierror.Abort(c, apierror.NotFound("The user has no registration for this convention."))
+		return
+	}
+	if err != nil {
+		apireply.Error(c, h.log, err)
+		return
+	}
+	c.JSON(http.StatusOK, toJSON(r))
+}
+
+type searchRequest struct {
+	page.Request
+	Filter *struct {
+		UserIDs json.RawMessage `json:"userIds"`
+	} `json:"filter"`
+}
+
+// cursorFilter binds a cursor to the filter it was issued for.
+type cursorFilter struct {
+	UserIDs []int64 `json:"u"`
+}
+
+func (h *Handler) search(c *gin.Context) {
+	var req searchRequest
+	if e := jsonbody.Decode(c, &req, jsonbody.Options{EmptyAsObject: true}); e != nil {
+		apierror.Abort(c, e)
+		return
+	}
+	limit, e := req.LimitValue()
+	if e != nil {
+		apierror.Abort(c, e)
+		return
+	}
+	var f registration.Filter
+	if req.Filter != nil {
+		ids, err := userid.ParseList(req.Filter.UserIDs, MaxFilterUserIDs)
+		if err != nil {
+			apierror.Abort(c, apierror.Validation("filter.userIds "+err.Error()+".", map[string]string{"filter.userIds": err.Error()}))
+			return
+		}
+		f.UserIDs = ids
+	}
+	var cf any
+	if f.UserIDs != nil {
+		cf = cursorFilter{UserIDs: f.UserIDs}
+	}
+	ks, e := h.pager.Start(req.NextPage, limit, cf)
+	if e != nil {
+		apierror.Abort(c, e)
+		return
+	}
+	p, err := h.svc.Search(c.Request.Context(), f, ks)
+	if err != nil {
+		apireply.Error(c, h.log, err)
+		return
+	}
+	resp := page.Response[registrationJSON]{Data: make([]registrationJSON, len(p.Items)), HasMore: p.More}
+	for i, r := range p.Items {
+		resp.Data[i] = toJSON(r)
+	}
+	if p.More {
+		next := h.pager.Codec.Encode(h.pager.Query, cf, p.Last)
+		resp.NextPage = &next
+	}
+	c.JSON(http.StatusOK, resp)
+}
+
+// registrationJSON is a registration as the API renders it.
+type registrationJSON struct {
+	CreatedAt          string               `json:"createdAt"`
+	UpdatedAt          string               `json:"updatedAt"`
+	BadgeName          string               `json:"badgeName"`
+	Status             string               `json:"status"`
+	ProductName        string               `json:"productName"`
+	ProductDisplayName *string              `json:"productDisplayName"`
+	ProductID          string               `json:"productId"`
+	Options            []eventoption.Option `json:"options"`
+	Flags              []registration.Flag  `json:"flags"`
+	User               usersapi.UserSummary `json:"user"`
+	Order              *orderJSON           `json:"order"`
+}
+
+type orderJSON struct {
+	OrderID string `json:"orderId"`
+}
+
+// TimeFormat is RFC 3339 in UTC with milliseconds, so that a change within
+// the same second still shows a new updatedAt.
+const TimeFormat = "2006-01-02T15:04:05.000Z07:00"
+
+func toJSON(r registration.WithUser) registrationJSON {
+	out := registrationJSON{
+		CreatedAt: r.CreatedAt.UTC().Format(TimeFormat), UpdatedAt: r.UpdatedAt.UTC().Format(TimeFormat),
+		BadgeName: r.BadgeName, Status: r.Status, ProductName: r.ProductName, ProductDisplayName: r.ProductDisplayName,
+		ProductID: r.ProductID, Options: r.Options, Flags: r.Flags, User: r.User,
+	}
+	if out.Options == nil {
+		out.Options = []eventoption.Option{}
+	}
+	if out.Flags == nil {
+		out.Flags = []registration.Flag{}
+	}
+	if r.OrderID != nil {
+		out.Order = &orderJSON{OrderID: *r.OrderID}
+	}
+	return out
+}

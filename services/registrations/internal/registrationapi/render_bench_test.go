@@ -1,0 +1,51 @@
+package registrationapi
+
+import (
+	"encoding/json"
+	"io"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/eventreg/eventreg/libs/eventoption"
+	"github.com/eventreg/eventreg/libs/page"
+	"github.com/eventreg/eventreg/libs/usersapi"
+	"github.com/eventreg/eventreg/services/registrations/internal/registration"
+)
+
+// BenchmarkRenderSearchPage is the JSON rendering of a full search page: 100
+// registrations with their options, flags, order and user summary, converted
+// and encoded as the search handler does.
+//
+//	go test ./services/registrations/internal/registrationapi -run '^$' -bench RenderSearchPage -benchmem
+func BenchmarkRenderSearchPage(b *testing.B) {
+	items := make([]registration.WithUser, 100)
+	created := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	display := "Attendee Weekend"
+	for i := range items {
+		id := int64(10_000_001 + i)
+		order := "G" + strconv.FormatInt(100000+int64(i), 10)
+		phone := "+15550000" + strconv.Itoa(100+i)
+		items[i] = registration.WithUser{
+			Registration: registration.Registration{ConventionID: "2026", UserID: id, BadgeName: "Badge " + strconv.FormatInt(id, 10), Status: "paid",
+				OrderID: &order, ProductID: "5", ProductName: "Attendee", ProductDisplayName: &display,
+				Options: []eventoption.Option{{Name: "Days", Type: "multi", Value: json.RawMessage(`["Fri","Sat"]`)},
+					{Name: "Shirt size", Type: "select", Value: json.RawMessage(`"M"`)}, {Name: "Dinner guests", Type: "number", Value: json.RawMessage(`1`)}},
+				Flags:     []registration.Flag{{ID: "3", ShortName: "VIP"}},
+				CreatedAt: created, UpdatedAt: created.Add(time.Duration(i) * time.Minute)},
+			User: usersapi.UserSummary{ID: strconv.FormatInt(id, 10), FirstName: "Alex", LastName: "Müller", Username: "gen" + strconv.FormatInt(id, 10),
+				Phone: &phone, Email: "gen" + strconv.FormatInt(id, 10) + "@example.invalid"},
+		}
+	}
+	next := "AQAAAAAAmJaAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+	b.ReportAllocs()
+	for b.Loop() {
+		resp := page.Response[registrationJSON]{Data: make([]registrationJSON, len(items)), HasMore: true, NextPage: &next}
+		for i, r := range items {
+			resp.Data[i] = toJSON(r)
+		}
+		if err := json.NewEncoder(io.Discard).Encode(resp); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,89 @@
+package registrationstore
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/eventreg/eventreg/services/registrations/internal/registration"
+)
+
+// ImportResult counts what an import did.
+type ImportResult struct {
+	Inserted, Updated, Unchanged int64
+}
+
+// Import upserts regs (validated by registration.FromFixture) in one
+// transaction: all or nothing. Rows are streamed with COPY into a staging
+// table and merged with one statement; a registration whose data did not
+// change keeps its updatedAt, so importing a file twice changes nothing.
+func (s *Store) Import(ctx context.Context, regs []registration.Registration) (ImportResult, error) {
+	var res ImportResult
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return res, fmt.Errorf("starting the import: %w", err)
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	if _, err := tx.Exec(ctx, `CREATE TEMP TABLE registrations_import (LIKE registrations INCLUDING DEFAULTS) ON COMMIT DROP`); err != nil {
+		return res, fmt.Errorf("creating the staging table: %w", err)
+	}
+	i := 0
+	src := pgx.CopyFromFunc(func() ([]any, error) {
+		if i >= len(regs) {
+			return nil, nil
+		}
+		r := regs[i]
+		i++
+		options, err := json.Marshal(r.Options)
+		if err != nil {
+			return nil, err
+		}
+		flags, err := json.Marshal(r.Flags)
+		if err != nil {
+			return nil, err
+		}
+		return []any{r.ConventionID, r.UserID, r.BadgeName, r.Status, r.OrderID, r.ProductID, r.ProductName,
+			r.ProductDisplayName, options, flags}, nil
+	})
+	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"registrations_import"}, []string{"convention_id", "user_id", "badge_name",
+		"status", "order_id", "product_id", "product_name", "product_display_name", "options", "flags"}, src); err != nil {
+		return res, fmt.Errorf("copying registrations into the staging table: %w", err)
+	}
+	rows, err := tx.Query(ctx, `
+		INSERT INTO registrations (convention_id, user_id, badge_name, status, order_id, product_id, product_name,
+			product_display_name, options, flags)
+		SELECT convention_id, user_id, badge_name, status, order_id, product_id, product_name, product_display_name, options, flags
+		FROM registrations_import ORDER BY convention_id, user_id
+		ON CONFLICT (convention_id, user_id) DO UPDATE SET
+			badge_name = EXCLUDED.badge_name, status = EXCLUDED.status, order_id = EXCLUDED.order_id,
+			product_id = EXCLUDED.product_id, product_name = EXCLUDED.product_name,
+			product_display_name = EXCLUDED.product_display_name, options = EXCLUDED.options, flags = EXCLUDED.flags,
+			`+bumpUpdatedAt+`
+		WHERE (registrations.badge_name, registrations.status, registrations.order_id, registrations.product_id,
+			registrations.product_name, registrations.product_display_name, registrations.options, registrations.flags)
+			IS DISTINCT FROM
+			(EXCLUDED.badge_name, EXCLUDED.status, EXCLUDED.order_id, EXCLUDED.product_id, EXCLUDED.product_name,
+			 EXCLUDED.product_display_name, EXCLUDED.options, EXCLUDED.flags)
+		RETURNING (xmax = 0)`)
+	if err != nil {
+		return res, fmt.Errorf("merging registrations: %w", err)
+	}
+	inserted, err := pgx.CollectRows(rows, pgx.RowTo[bool])
+	if err != nil {
+		return res, fmt.Errorf("merging registrations: %w", err)
+	}
+	for _, ins := range inserted {
+		if ins {
+			res.Inserted++
+		} else {
+			res.Updated++
+		}
+	}
+	res.Unchanged = int64(len(regs)) - res.Inserted - res.Updated
+	if err := tx.Commit(ctx); err != nil {
+		return res, fmt.Errorf("committing the import: %w", err)
+	}
+	return res, nil
+}

@@ -1,0 +1,112 @@
+// Package registrationstore keeps registrations in PostgreSQL: keyset-paginated reads, operators' changes, bulk import and the benchmark data generator.
+package registrationstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/eventreg/eventreg/libs/page"
+	"github.com/eventreg/eventreg/services/registrations/internal/registration"
+)
+
+// Store implements registration.Store.
+type Store struct {
+	pool *pgxpool.Pool
+}
+
+// New returns a store on pool.
+func New(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
+
+const columns = `convention_id, user_id, badge_name, status, order_id, product_id, product_name,
+	product_display_name, options, flags, created_at, updated_at`
+
+const (
+	getSQL = `SELECT ` + columns + ` FROM registrations WHERE convention_id = $1 AND user_id = $2`
+	// The keyset queries read the primary key index (convention_id, user_id)
+	// from the cursor on: the cost of a page does not grow with its depth.
+	searchSQL = `SELECT ` + columns + ` FROM registrations
+		WHERE convention_id = $1 AND user_id > $2 ORDER BY user_id LIMIT $3`
+	searchUsersSQL = `SELECT ` + columns + ` FROM registrations
+		WHERE convention_id = $1 AND user_id > $2 AND user_id = ANY($4::bigint[]) ORDER BY user_id LIMIT $3`
+	// updatedAt always moves forward, even for two changes within a clock tick.
+	bumpUpdatedAt = `updated_at = greatest(now(), registrations.updated_at + interval '1 millisecond')`
+	setStatusSQL  = `UPDATE registrations SET status = $3, ` + bumpUpdatedAt + `
+		WHERE convention_id = $1 AND user_id = $2 RETURNING ` + columns
+	recordPaymentSQL = `UPDATE registrations SET status = 'paid', order_id = $3, ` + bumpUpdatedAt + `
+		WHERE convention_id = $1 AND user_id = $2 RETURNING ` + columns
+)
+
+// Get returns the user's registration in convention.
+func (s *Store) Get(ctx context.Context, conventionID string, userID int64) (registration.Registration, error) {
+	r, err := scanOne(s.pool.QueryRow(ctx, getSQL, conventionID, userID))
+	if err != nil {
+		return r, fmt.Errorf("reading the registration of user %d: %w", userID, err)
+	}
+	return r, nil
+}
+
+// Search returns up to ks.Limit+1 registrations after ks.After.
+func (s *Store) Search(ctx context.Context, conventionID string, f registration.Filter, ks page.Keyset) ([]registration.Registration, error) {
+	var rows pgx.Rows
+	var err error
+	if f.UserIDs != nil {
+		rows, err = s.pool.Query(ctx, searchUsersSQL, conventionID, ks.After, ks.Limit+1, f.UserIDs)
+	} else {
+		rows, err = s.pool.Query(ctx, searchSQL, conventionID, ks.After, ks.Limit+1)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("searching registrations: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (registration.Registration, error) { return scan(row) })
+	if err != nil {
+		return nil, fmt.Errorf("searching registrations: %w", err)
+	}
+	return out, nil
+}
+
+// SetStatus changes a registration's status.
+func (s *Store) SetStatus(ctx context.Context, conventionID string, userID int64, status string) (registration.Registration, error) {
+	r, err := scanOne(s.pool.QueryRow(ctx, setStatusSQL, conventionID, userID, status))
+	if err != nil {
+		return r, fmt.Errorf("setting the status of the registration of user %d: %w", userID, err)
+	}
+	return r, nil
+}
+
+// RecordPayment marks a registration paid by an order.
+func (s *Store) RecordPayment(ctx context.Context, conventionID string, userID int64, orderID string) (registration.Registration, error) {
+	r, err := scanOne(s.pool.QueryRow(ctx, recordPaymentSQL, conventionID, userID, orderID))
+	if err != nil {
+		return r, fmt.Errorf("recording a payment for the registration of user %d: %w", userID, err)
+	}
+	return r, nil
+}
+
+func scanOne(row pgx.Row) (registration.Registration, error) {
+	r, err := scan(row)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return r, registration.ErrNotFound
+	}
+	return r, err
+}
+
+func scan(row pgx.Row) (registration.Registration, error) {
+	var r registration.Registration
+	var options, flags []byte
+	if err := row.Scan(&r.ConventionID, &r.UserID, &r.BadgeName, &r.Status, &r.OrderID, &r.ProductID, &r.ProductName,
+		&r.ProductDisplayName, &options, &flags, &r.CreatedAt, &r.UpdatedAt); err != nil {
+		return r, err
+	}
+	if err := json.Unmarshal(options, &r.Options); err != nil {
+		return r, fmt.Errorf("decoding the options of user %d: %w", r.UserID, err)
+	}
+	if err := json.Unmarshal(flags, &r.Flags); err != nil {
+		return r, fmt.Errorf("decoding the flags of user %d: %w", r.UserID, err)
+	}
+	return r, nil
+}

@@ -1,0 +1,294 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/eventreg/eventreg/services/users/internal/password"
+	"github.com/eventreg/eventreg/services/users/internal/role"
+	"github.com/eventreg/eventreg/services/users/internal/role/roledb"
+	"github.com/eventreg/eventreg/services/users/internal/user"
+	"github.com/eventreg/eventreg/services/users/internal/user/userdb"
+)
+
+// createdUser is what `users create -o json` prints (never the password).
+type createdUser struct {
+	ID            int64   `json:"id"`
+	Username      string  `json:"username"`
+	Email         string  `json:"email"`
+	FirstName     string  `json:"firstName"`
+	LastName      string  `json:"lastName"`
+	PreferredName *string `json:"preferredName"`
+	BornAt        string  `json:"bornAt"`
+	Phone         *string `json:"phone"`
+	HasPassword   bool    `json:"hasPassword"`
+}
+
+func optional(cmd *cobra.Command, name, value string) *string {
+	if !cmd.Flags().Changed(name) {
+		return nil
+	}
+	return &value
+}
+
+func createCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "create --username U --email E --first-name F --last-name L --born-at YYYY-MM-DD [flags]",
+		Short: "Create a user (with --password-stdin, the password is read from stdin)",
+		Args:  cobra.NoArgs,
+	}
+	var (
+		id                                                 int64
+		username, email, first, last, preferred, born      string
+		phone, picture                                     string
+		newsletter, emailVerified, identityVerified, pwdIn bool
+	)
+	f := cmd.Flags()
+	f.Int64Var(&id, "id", 0, "user id (default: one above the highest)")
+	f.StringVar(&username, "username", "", "username (no @ or spaces; unique, case is ignored)")
+	f.StringVar(&email, "email", "", "email address (unique, case is ignored)")
+	f.StringVar(&first, "first-name", "", "legal first name")
+	f.StringVar(&last, "last-name", "", "legal last name")
+	f.StringVar(&preferred, "preferred-name", "", "preferred name")
+	f.StringVar(&born, "born-at", "", "date of birth, YYYY-MM-DD")
+	f.StringVar(&phone, "phone", "", "phone, E.164 (+15555550100)")
+	f.StringVar(&picture, "profile-picture-url", "", "public URL of the profile picture")
+	f.BoolVar(&newsletter, "newsletter", false, "opted in to the newsletter")
+	f.BoolVar(&emailVerified, "email-verified", false, "the email address is verified")
+	f.BoolVar(&identityVerified, "identity-verified", false, "the identity is verified")
+	f.BoolVar(&pwdIn, "password-stdin", false, "read the password from stdin (without it the user cannot log in)")
+	out := addOutputFlag(cmd)
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		if err := out.check(); err != nil {
+			return err
+		}
+		bornAt, err := user.ParseDate(born)
+		if err != nil {
+			return fmt.Errorf("--born-at %w", err)
+		}
+		if cmd.Flags().Changed("id") && id <= 0 {
+			return errors.New("--id must be a positive integer")
+		}
+		nu := user.NewUser{User: user.User{ID: id, Username: username, Email: email, FirstName: first, LastName: last,
+			PreferredName: optional(cmd, "preferred-name", preferred), BornAt: bornAt, Phone: optional(cmd, "phone", phone),
+			ProfilePictureURL: optional(cmd, "profile-picture-url", picture), Newsletter: newsletter,
+			EmailVerified: emailVerified, IdentityVerified: identityVerified}}
+		if pwdIn {
+			pw, err := readSecret(cmd.InOrStdin())
+			if err != nil {
+				return err
+			}
+			nu.Password = &pw
+		}
+		a, err := openAdmin(cmd.Context())
+		if err != nil {
+			return err
+		}
+		defer a.Close()
+		users, err := user.NewCore(userdb.New(a.pool), a.cfg.ConventionID, password.Default)
+		if err != nil {
+			return err
+		}
+		u, err := users.Create(cmd.Context(), nu)
+		if err != nil {
+			return err
+		}
+		return out.print(cmd.OutOrStdout(), createdUser{ID: u.ID, Username: u.Username, Email: u.Email, FirstName: u.FirstName,
+			LastName: u.LastName, PreferredName: u.PreferredName, BornAt: born, Phone: u.Phone, HasPassword: nu.Password != nil},
+			fmt.Sprintf("created user %d (%s)", u.ID, u.Username))
+	}
+	return cmd
+}
+
+func setPasswordCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "set-password USER_ID",
+		Short: "Set a user's password, read from stdin",
+		Args:  cobra.ExactArgs(1),
+	}
+	out := addOutputFlag(cmd)
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if err := out.check(); err != nil {
+			return err
+		}
+		id, err := parseArgID("USER_ID", args[0])
+		if err != nil {
+			return err
+		}
+		pw, err := readSecret(cmd.InOrStdin())
+		if err != nil {
+			return err
+		}
+		a, err := openAdmin(cmd.Context())
+		if err != nil {
+			return err
+		}
+		defer a.Close()
+		users, err := user.NewCore(userdb.New(a.pool), a.cfg.ConventionID, password.Default)
+		if err != nil {
+			return err
+		}
+		if err := users.SetPassword(cmd.Context(), id, pw); err != nil {
+			if errors.Is(err, user.ErrNotFound) {
+				return fmt.Errorf("no user %d", id)
+			}
+			return err
+		}
+		return out.print(cmd.OutOrStdout(), map[string]any{"userId": id, "passwordSet": true}, fmt.Sprintf("password of user %d set", id))
+	}
+	return cmd
+}
+
+func parseArgID(name, s string) (int64, error) {
+	id, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || id <= 0 {
+		return 0, fmt.Errorf("%s must be a positive integer, not %q", name, s)
+	}
+	return id, nil
+}
+
+func rolesCommand() *cobra.Command {
+	cmd := &cobra.Command{Use: "roles", Short: "Create roles, grant and revoke them"}
+	cmd.AddCommand(roleCreateCommand(), roleGrantCommand(), roleRevokeCommand())
+	return cmd
+}
+
+type roleOut struct {
+	ID          int64    `json:"id"`
+	Name        string   `json:"name"`
+	Permissions []string `json:"permissions"`
+}
+
+func roleCreateCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   `create --name N [--permissions "a b"] [--id ID]`,
+		Short: "Create a role carrying permissions",
+		Args:  cobra.NoArgs,
+	}
+	var (
+		id          int64
+		name, perms string
+	)
+	cmd.Flags().Int64Var(&id, "id", 0, "role id (default: one above the highest)")
+	cmd.Flags().StringVar(&name, "name", "", "unique role name")
+	cmd.Flags().StringVar(&perms, "permissions", "", "permissions, separated by spaces or commas (e.g. \"user:read con:read\")")
+	out := addOutputFlag(cmd)
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		if err := out.check(); err != nil {
+			return err
+		}
+		if cmd.Flags().Changed("id") && id <= 0 {
+			return errors.New("--id must be a positive integer")
+		}
+		a, err := openAdmin(cmd.Context())
+		if err != nil {
+			return err
+		}
+		defer a.Close()
+		roles := role.NewCore(roledb.New(a.pool), a.cfg.ConventionID)
+		r, err := roles.Create(cmd.Context(), role.Role{ID: id, Name: name,
+			Permissions: strings.FieldsFunc(perms, func(r rune) bool { return r == ' ' || r == ',' || r == '\t' })})
+		switch {
+		case errors.Is(err, role.ErrNameTaken):
+			return fmt.Errorf("a role named %q exists", name)
+		case errors.Is(err, role.ErrIDTaken):
+			return fmt.Errorf("role %d exists", id)
+		case err != nil:
+			return err
+		}
+		return out.print(cmd.OutOrStdout(), roleOut{ID: r.ID, Name: r.Name, Permissions: r.Permissions},
+			fmt.Sprintf("created role %d (%s)", r.ID, r.Name))
+	}
+	return cmd
+}
+
+// membershipError words a grant or revoke refusal for an operator.
+func membershipError(err error, userID, roleID int64) error {
+	switch {
+	case errors.Is(err, role.ErrUserNotFound):
+		return fmt.Errorf("no user %d", userID)
+	case errors.Is(err, role.ErrRoleNotFound):
+		return fmt.Errorf("no role %d", roleID)
+	case errors.Is(err, role.ErrAlreadyHeld):
+		return fmt.Errorf("user %d already has role %d", userID, roleID)
+	case errors.Is(err, role.ErrNotHeld):
+		return fmt.Errorf("user %d does not have role %d", userID, roleID)
+	}
+	return err
+}
+
+func roleGrantCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "grant USER_ID ROLE_ID --scope global|convention",
+		Short: "Give a user a role, across the organization or for the current convention (CONVENTION_ID)",
+		Args:  cobra.ExactArgs(2),
+	}
+	var scope string
+	cmd.Flags().StringVar(&scope, "scope", "global", "global or convention")
+	out := addOutputFlag(cmd)
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if err := out.check(); err != nil {
+			return err
+		}
+		userID, err := parseArgID("USER_ID", args[0])
+		if err != nil {
+			return err
+		}
+		roleID, err := parseArgID("ROLE_ID", args[1])
+		if err != nil {
+			return err
+		}
+		sc, ok := role.ParseScope(scope)
+		if !ok {
+			return fmt.Errorf("--scope must be global or convention, not %q", scope)
+		}
+		a, err := openAdmin(cmd.Context())
+		if err != nil {
+			return err
+		}
+		defer a.Close()
+		if err := role.NewCore(roledb.New(a.pool), a.cfg.ConventionID).Grant(cmd.Context(), userID, roleID, sc); err != nil {
+			return membershipError(err, userID, roleID)
+		}
+		return out.print(cmd.OutOrStdout(), map[string]any{"userId": userID, "roleId": roleID, "scope": sc},
+			fmt.Sprintf("user %d now has role %d (%s)", userID, roleID, sc))
+	}
+	return cmd
+}
+
+func roleRevokeCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "revoke USER_ID ROLE_ID",
+		Short: "Take a role from a user (global and current-convention memberships)",
+		Args:  cobra.ExactArgs(2),
+	}
+	out := addOutputFlag(cmd)
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if err := out.check(); err != nil {
+			return err
+		}
+		userID, err := parseArgID("USER_ID", args[0])
+		if err != nil {
+			return err
+		}
+		roleID, err := parseArgID("ROLE_ID", args[1])
+		if err != nil {
+			return err
+		}
+		a, err := openAdmin(cmd.Context())
+		if err != nil {
+			return err
+		}
+		defer a.Close()
+		if err := role.NewCore(roledb.New(a.pool), a.cfg.ConventionID).Revoke(cmd.Context(), userID, roleID); err != nil {
+			return membershipError(err, userID, roleID)
+		}
+		return out.print(cmd.OutOrStdout(), map[string]any{"userId": userID, "roleId": roleID, "revoked": true},
+			fmt.Sprintf("user %d no longer has role %d", userID, roleID))
+	}
+	return cmd
+}

@@ -1,0 +1,105 @@
+// Package cli is the command tree of the users binary: serve, migrate,
+// import, the admin commands and the data generator.
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/spf13/cobra"
+
+	"github.com/eventreg/eventreg/libs/pgdb"
+	"github.com/eventreg/eventreg/libs/service"
+	"github.com/eventreg/eventreg/services/users/internal/config"
+	"github.com/eventreg/eventreg/services/users/migrations"
+)
+
+// Root returns the `users` command with every subcommand.
+func Root() *cobra.Command {
+	root := service.NewRoot("users", "Users, roles and role membership of the event registration system")
+	root.AddCommand(
+		serveCommand(),
+		service.MigrateCommand(migrations.Set(), config.Load[service.DatabaseConfig]),
+		importCommand(),
+		createCommand(),
+		setPasswordCommand(),
+		rolesCommand(),
+		generateCommand(),
+	)
+	return root
+}
+
+// admin is what an admin command works with.
+type admin struct {
+	cfg  config.Admin
+	pool *pgxpool.Pool
+}
+
+// openAdmin loads the admin configuration and opens the database, refusing
+// one whose migrations are not applied.
+func openAdmin(ctx context.Context) (*admin, error) {
+	cfg, err := config.Load[config.Admin]()
+	if err != nil {
+		return nil, err
+	}
+	pool, err := pgdb.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return nil, err
+	}
+	st, err := migrations.Set().Status(ctx, pool)
+	if err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("reading the database's migration state: %w", err)
+	}
+	if !st.Current() {
+		pool.Close()
+		return nil, fmt.Errorf("the database is at migration %d of %d (dirty=%v): run `users migrate up` first", st.Version, st.Latest, st.Dirty)
+	}
+	return &admin{cfg: cfg, pool: pool}, nil
+}
+
+func (a *admin) Close() { a.pool.Close() }
+
+// output is the -o flag of the admin commands.
+type output struct{ format string }
+
+func addOutputFlag(cmd *cobra.Command) *output {
+	o := &output{}
+	cmd.Flags().StringVarP(&o.format, "output", "o", "text", "output format: text or json")
+	return o
+}
+
+func (o *output) check() error {
+	if o.format != "text" && o.format != "json" {
+		return fmt.Errorf("-o must be text or json, not %q", o.format)
+	}
+	return nil
+}
+
+// print writes v as JSON with -o json, else the text line.
+func (o *output) print(w io.Writer, v any, text string) error {
+	if o.format == "json" {
+		return service.PrintJSON(w, v)
+	}
+	_, err := fmt.Fprintln(w, text)
+	return err
+}
+
+// readSecret reads one line (a password) from r, without its line ending.
+func readSecret(r io.Reader) (string, error) {
+	b, err := io.ReadAll(io.LimitReader(r, 64<<10))
+	if err != nil {
+		return "", fmt.Errorf("reading the password from stdin: %w", err)
+	}
+	s := string(b)
+	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
+		s = s[:i]
+	}
+	if s == "" {
+		return "", fmt.Errorf("no password on stdin (pipe it in, e.g. `printf '%%s' \"$PW\" | users set-password 1001`)")
+	}
+	return s, nil
+}

@@ -1,0 +1,232 @@
+package cli_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/eventreg/eventreg/libs/testkit"
+	"github.com/eventreg/eventreg/services/users/internal/cli"
+	"github.com/eventreg/eventreg/services/users/internal/usertest"
+)
+
+func TestMain(m *testing.M) { testkit.Main(m) }
+
+// run executes `users args...` in-process with stdin and returns stdout.
+func run(t *testing.T, stdin string, args ...string) (string, error) {
+	t.Helper()
+	root := cli.Root()
+	var out, errOut bytes.Buffer
+	root.SetArgs(args)
+	root.SetIn(strings.NewReader(stdin))
+	root.SetOut(&out)
+	root.SetErr(&errOut)
+	err := root.ExecuteContext(context.Background())
+	return out.String(), err
+}
+
+func mustRun(t *testing.T, stdin string, args ...string) string {
+	t.Helper()
+	out, err := run(t, stdin, args...)
+	if err != nil {
+		t.Fatalf("users %s: %v", strings.Join(args, " "), err)
+	}
+	return out
+}
+
+func newDatabase(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("needs PostgreSQL")
+	}
+	t.Setenv("DATABASE_URL", testkit.NewDatabase(t))
+	t.Setenv("CONVENTION_ID", "2026")
+}
+
+func TestAdminCommands(t *testing.T) {
+	newDatabase(t)
+	t.Run("admin commands refuse an unmigrated database", func(t *testing.T) {
+		_, err := run(t, "", "import", usertest.DemoPath(t))
+		if err == nil || !strings.Contains(err.Error(), "users migrate up") {
+			t.Fatalf("got %v", err)
+		}
+	})
+	if out := mustRun(t, "", "migrate", "up"); !strings.Contains(out, "database at version 1") {
+		t.Fatalf("migrate: %s", out)
+	}
+	if out := mustRun(t, "", "migrate", "status"); !strings.Contains(out, "current=true") {
+		t.Fatalf("status: %s", out)
+	}
+	t.Run("migrate down and up again", func(t *testing.T) {
+		mustRun(t, "", "migrate", "down")
+		if out := mustRun(t, "", "migrate", "status"); !strings.Contains(out, "version 0 of 1") {
+			t.Fatalf("status: %s", out)
+		}
+		mustRun(t, "", "migrate", "up")
+	})
+
+	t.Run("import, twice", func(t *testing.T) {
+		var st map[string]int
+		_ = json.Unmarshal([]byte(mustRun(t, "", "import", usertest.DemoPath(t), "-o", "json")), &st)
+		if st["usersInserted"] != 5 || st["rolesInserted"] != 5 {
+			t.Fatalf("%v", st)
+		}
+		out := mustRun(t, "", "import", usertest.DemoPath(t))
+		if !strings.Contains(out, "users: 0 new, 0 updated, 5 unchanged") || !strings.Contains(out, "passwords hashed: 0") {
+			t.Fatalf("%s", out)
+		}
+	})
+	t.Run("import of a bad file names the record and stores nothing", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "bad.json")
+		_ = os.WriteFile(path, []byte(`{"users": [{"id": 7, "username": "x", "email": "nope", "firstName": "X", "lastName": "Y", "bornAt": "2000-01-01"}]}`), 0o600)
+		_, err := run(t, "", "import", path)
+		if err == nil || !strings.Contains(err.Error(), "users[0] (id 7): email") || !strings.Contains(err.Error(), "nothing was stored") {
+			t.Fatalf("got %v", err)
+		}
+		_ = os.WriteFile(path, []byte(`{"users": [], "unknown": 1}`), 0o600)
+		if _, err := run(t, "", "import", path); err == nil || !strings.Contains(err.Error(), "unknown") {
+			t.Fatalf("unknown field: %v", err)
+		}
+	})
+	t.Run("create a user with a password from stdin", func(t *testing.T) {
+		out := mustRun(t, "s3cret password\n", "create", "--username", "zoe", "--email", "zoe@example.org", "--first-name", "Zoe",
+			"--last-name", "Quinn", "--born-at", "1999-09-09", "--phone", "+15555550199", "--password-stdin", "-o", "json")
+		var u map[string]any
+		if err := json.Unmarshal([]byte(out), &u); err != nil {
+			t.Fatalf("%s", out)
+		}
+		if u["id"] != float64(1006) || u["hasPassword"] != true || strings.Contains(out, "s3cret") {
+			t.Fatalf("%s", out)
+		}
+		if _, err := run(t, "", "create", "--username", "ZOE", "--email", "z2@example.org", "--first-name", "Z", "--last-name", "Q", "--born-at", "1999-09-09"); err == nil || !strings.Contains(err.Error(), "username") {
+			t.Fatalf("duplicate username: %v", err)
+		}
+		if _, err := run(t, "", "create", "--username", "yan", "--email", "bad", "--first-name", "Y", "--last-name", "Q", "--born-at", "1999-99-09"); err == nil {
+			t.Fatal("bad input accepted")
+		}
+	})
+	t.Run("set-password", func(t *testing.T) {
+		if out := mustRun(t, "another password\n", "set-password", "1006"); !strings.Contains(out, "password of user 1006 set") {
+			t.Fatalf("%s", out)
+		}
+		if _, err := run(t, "short\n", "set-password", "1006"); err == nil || !strings.Contains(err.Error(), "at least 8") {
+			t.Fatalf("short: %v", err)
+		}
+		if _, err := run(t, "another password\n", "set-password", "4242"); err == nil || !strings.Contains(err.Error(), "no user 4242") {
+			t.Fatalf("unknown: %v", err)
+		}
+		if _, err := run(t, "", "set-password", "1006"); err == nil {
+			t.Fatal("empty stdin accepted")
+		}
+	})
+	t.Run("roles create, grant, revoke", func(t *testing.T) {
+		out := mustRun(t, "", "roles", "create", "--name", "dealers", "--permissions", "con:read dealer:manage", "-o", "json")
+		if out != "{\n  \"id\": 6,\n  \"name\": \"dealers\",\n  \"permissions\": [\n    \"con:read\",\n    \"dealer:manage\"\n  ]\n}\n" {
+			t.Fatalf("%q", out)
+		}
+		if _, err := run(t, "", "roles", "create", "--name", "dealers"); err == nil || !strings.Contains(err.Error(), "exists") {
+			t.Fatalf("duplicate: %v", err)
+		}
+		out = mustRun(t, "", "roles", "grant", "1006", "6", "--scope", "convention", "-o", "json")
+		if !strings.Contains(out, `"scope": "convention"`) {
+			t.Fatalf("%s", out)
+		}
+		if _, err := run(t, "", "roles", "grant", "1006", "6", "--scope", "global"); err == nil || !strings.Contains(err.Error(), "already has role 6") {
+			t.Fatalf("again: %v", err)
+		}
+		if _, err := run(t, "", "roles", "grant", "1006", "6", "--scope", "forever"); err == nil {
+			t.Fatal("bad scope accepted")
+		}
+		mustRun(t, "", "roles", "revoke", "1006", "6")
+		if _, err := run(t, "", "roles", "revoke", "1006", "6"); err == nil || !strings.Contains(err.Error(), "does not have role 6") {
+			t.Fatalf("again: %v", err)
+		}
+	})
+	t.Run("generate", func(t *testing.T) {
+		out := mustRun(t, "", "generate", "--users", "300", "--roles", "4", "--seed", "9", "-o", "json")
+		var res map[string]int64
+		_ = json.Unmarshal([]byte(out), &res)
+		if res["firstUserId"] != 10_000_001 || res["lastUserId"] != 10_000_300 || res["firstRoleId"] != 7 {
+			t.Fatalf("%s", out)
+		}
+	})
+}
+
+func TestServe(t *testing.T) {
+	newDatabase(t)
+	mustRun(t, "", "migrate", "up")
+	mustRun(t, "", "import", usertest.DemoPath(t))
+	jwks := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"keys":[]}`)
+	}))
+	defer jwks.Close()
+	pub, _ := testkit.FreePort()
+	internal, _ := testkit.FreePort()
+	for k, v := range map[string]string{
+		"PUBLIC_ADDR": fmt.Sprintf("127.0.0.1:%d", pub), "INTERNAL_ADDR": fmt.Sprintf("127.0.0.1:%d", internal),
+		"AUTH_ISSUER": "https://auth.test", "AUTH_JWKS_URL": jwks.URL, "CURSOR_KEY": strings.Repeat("k", 32),
+		"VOLUNTEERS_INTERNAL_URL": "http://127.0.0.1:1", "LOG_LEVEL": "error", "REDIS_URL": testkit.NewRedis(t),
+	} {
+		t.Setenv(k, v)
+	}
+	t.Run("a missing variable is named", func(t *testing.T) {
+		t.Setenv("VOLUNTEERS_INTERNAL_URL", "")
+		os.Unsetenv("VOLUNTEERS_INTERNAL_URL")
+		if _, err := run(t, "", "serve"); err == nil || !strings.Contains(err.Error(), "VOLUNTEERS_INTERNAL_URL") {
+			t.Fatalf("got %v", err)
+		}
+	})
+	// CURSOR_KEY is a secret: loading the configuration removes it from the environment.
+	t.Setenv("CURSOR_KEY", strings.Repeat("k", 32))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		root := cli.Root()
+		root.SetArgs([]string{"serve"})
+		done <- root.ExecuteContext(ctx)
+	}()
+	base := fmt.Sprintf("http://127.0.0.1:%d", internal)
+	err := testkit.Poll(ctx, 20*time.Second, func(ctx context.Context) error {
+		resp, err := http.Get(base + "/readyz")
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			return fmt.Errorf("readyz %d", resp.StatusCode)
+		}
+		return nil
+	})
+	if err != nil {
+		cancel()
+		t.Fatalf("not ready: %v (serve: %v)", err, <-done)
+	}
+	resp, err := http.Post(base+"/internal/credentials/verify", "application/json", strings.NewReader(`{"username":"bob","password":"bob demo password 2026"}`))
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("verify through the served binary: %v %v", err, resp)
+	}
+	resp.Body.Close()
+	resp, err = http.Get(fmt.Sprintf("http://127.0.0.1:%d/api/v0/users/1001", pub))
+	if err != nil || resp.StatusCode != 401 {
+		t.Fatalf("public route without a token: %v %v", err, resp)
+	}
+	resp.Body.Close()
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("serve: %v", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("serve did not stop")
+	}
+}

@@ -1,0 +1,70 @@
+package cli
+
+import (
+	"github.com/gin-gonic/gin"
+	"github.com/spf13/cobra"
+
+	"github.com/eventreg/eventreg/libs/ratelimit"
+	"github.com/eventreg/eventreg/libs/service"
+	"github.com/eventreg/eventreg/libs/volunteersapi"
+	"github.com/eventreg/eventreg/services/users/internal/config"
+	"github.com/eventreg/eventreg/services/users/internal/httpapi"
+	"github.com/eventreg/eventreg/services/users/internal/password"
+	"github.com/eventreg/eventreg/services/users/internal/role"
+	"github.com/eventreg/eventreg/services/users/internal/role/roledb"
+	"github.com/eventreg/eventreg/services/users/internal/user"
+	"github.com/eventreg/eventreg/services/users/internal/user/userdb"
+	"github.com/eventreg/eventreg/services/users/migrations"
+)
+
+func serveCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "serve",
+		Short: "Run the public and internal HTTP listeners until SIGTERM",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+
+			// Configuration.
+			cfg, err := config.Load[config.Serve]()
+			if err != nil {
+				return err
+			}
+
+			// Logger, telemetry, database, servers; then token validation and cursors.
+			rt, err := service.Start(ctx, "users", cfg.Base, migrations.Set())
+			if err != nil {
+				return err
+			}
+			deps, err := service.StartResource(ctx, rt, cfg.Resource)
+			if err != nil {
+				return err
+			}
+
+			// Business layers.
+			users, err := user.NewCore(userdb.New(rt.Pool), cfg.ConventionID, password.Default)
+			if err != nil {
+				return err
+			}
+			roles := role.NewCore(roledb.New(rt.Pool), cfg.ConventionID)
+
+			// Rate limiting per client, when Redis is configured (it fails open).
+			var limit gin.HandlerFunc
+			if deps.Redis != nil {
+				limit = ratelimit.New(deps.Redis, "users", ratelimit.DefaultLimit, rt.Log).Middleware()
+			}
+
+			// Routes, then serve until the context ends.
+			httpapi.Register(rt.Server.Public, rt.Server.Internal, httpapi.Deps{
+				RateLimit:  limit,
+				Log:        rt.Log,
+				Users:      users,
+				Roles:      roles,
+				Volunteers: volunteersapi.NewClient(cfg.VolunteersInternalURL, config.VolunteersTimeout),
+				Cursor:     deps.Cursor,
+				Protected:  deps.Protected,
+			})
+			return rt.Serve(ctx)
+		},
+	}
+}

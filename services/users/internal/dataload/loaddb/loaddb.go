@@ -1,0 +1,302 @@
+// Package loaddb is the PostgreSQL side of bulk loading: the fixture import
+// (COPY into temporary tables, then set-based upserts in one transaction) and
+// the generator's COPY of synthetic users.
+package loaddb
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/eventreg/eventreg/libs/fixture"
+	"github.com/eventreg/eventreg/services/users/internal/dataload"
+	"github.com/eventreg/eventreg/services/users/internal/role"
+	"github.com/eventreg/eventreg/services/users/internal/user"
+	"github.com/eventreg/eventreg/services/users/internal/user/userdb"
+)
+
+// Store implements dataload.Store.
+type Store struct{ pool *pgxpool.Pool }
+
+// New returns a store over pool.
+func New(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
+
+// userColumns are written by import and generate, in values() order.
+var userColumns = []string{"id", "username", "email", "password_hash", "email_verified", "identity_verified",
+	"first_name", "last_name", "preferred_name", "born_at", "phone", "newsletter", "profile_picture_url",
+	"address_line1", "address_line2", "address_city", "address_state", "address_zipcode", "address_country"}
+
+func values(u user.User, hash *string) []any {
+	v := []any{u.ID, u.Username, u.Email, hash, u.EmailVerified, u.IdentityVerified,
+		u.FirstName, u.LastName, u.PreferredName, u.BornAt, u.Phone, u.Newsletter, u.ProfilePictureURL,
+		nil, nil, nil, nil, nil, nil}
+	if a := u.Address; a != nil {
+		v[13], v[14], v[15], v[16], v[17], v[18] = a.Line1, a.Line2, a.City, a.State, a.Zipcode, a.Country
+	}
+	return v
+}
+
+// PasswordHashes implements dataload.Store.
+func (s *Store) PasswordHashes(ctx context.Context, ids []int64) (map[int64]string, error) {
+	rows, err := s.pool.Query(ctx, `SELECT id, password_hash FROM users WHERE id = ANY($1) AND password_hash IS NOT NULL`, ids)
+	if err != nil {
+		return nil, fmt.Errorf("reading stored password hashes: %w", err)
+	}
+	out := map[int64]string{}
+	var id int64
+	var h string
+	_, err = pgx.ForEachRow(rows, []any{&id, &h}, func() error { out[id] = h; return nil })
+	if err != nil {
+		return nil, fmt.Errorf("reading stored password hashes: %w", err)
+	}
+	return out, nil
+}
+
+// Import implements dataload.Store.
+func (s *Store) Import(ctx context.Context, b dataload.Batch) (dataload.Stats, error) {
+	var st dataload.Stats
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var problems fixture.Problems
+		if err := importRoles(ctx, tx, b.Roles, &st, &problems); err != nil {
+			return err
+		}
+		if err := importUsers(ctx, tx, b.Users, &st, &problems); err != nil {
+			return err
+		}
+		if len(problems) > 0 {
+			return &dataload.RejectedError{Problems: problems}
+		}
+		if err := importMemberships(ctx, tx, b, &st, &problems); err != nil {
+			return err
+		}
+		if len(problems) > 0 {
+			return &dataload.RejectedError{Problems: problems}
+		}
+		return nil
+	})
+	if err != nil {
+		return dataload.Stats{}, err
+	}
+	return st, nil
+}
+
+func importRoles(ctx context.Context, tx pgx.Tx, roles []role.Role, st *dataload.Stats, problems *fixture.Problems) error {
+	if _, err := tx.Exec(ctx, `CREATE TEMP TABLE import_roles (id bigint PRIMARY KEY, name text NOT NULL, permissions text[] NOT NULL) ON COMMIT DROP`); err != nil {
+		return fmt.Errorf("preparing the role import: %w", err)
+	}
+	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"import_roles"}, []string{"id", "name", "permissions"},
+		pgx.CopyFromSlice(len(roles), func(i int) ([]any, error) {
+			return []any{roles[i].ID, roles[i].Name, roles[i].Permissions}, nil
+		})); err != nil {
+		return fmt.Errorf("copying roles: %w", err)
+	}
+	// A name held by a stored role the file does not rename.
+	rows, err := tx.Query(ctx, `SELECT i.id, i.name, r.id FROM import_roles i JOIN roles r ON r.name = i.name AND r.id <> i.id
+		WHERE NOT EXISTS (SELECT 1 FROM import_roles j WHERE j.id = r.id AND j.name <> r.name) ORDER BY i.id`)
+	if err != nil {
+		return fmt.Errorf("checking role names: %w", err)
+	}
+	var id, other int64
+	var name string
+	if _, err := pgx.ForEachRow(rows, []any{&id, &name, &other}, func() error {
+		problems.Addf("role %d: name: %q is already the name of stored role %d", id, name, other)
+		return nil
+	}); err != nil {
+		return fmt.Errorf("checking role names: %w", err)
+	}
+	if len(*problems) > 0 {
+		return nil
+	}
+	err = tx.QueryRow(ctx, `WITH up AS (
+			INSERT INTO roles (id, name, permissions) SELECT id, name, permissions FROM import_roles
+			ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, permissions = EXCLUDED.permissions, updated_at = now()
+			WHERE (roles.name, roles.permissions) IS DISTINCT FROM (EXCLUDED.name, EXCLUDED.permissions)
+			RETURNING (xmax = 0) AS inserted)
+		SELECT count(*) FILTER (WHERE inserted), count(*) FILTER (WHERE NOT inserted) FROM up`).Scan(&st.RolesInserted, &st.RolesUpdated)
+	if err != nil {
+		if dup := uniqueViolation(err); dup {
+			problems.Addf("roles: two roles would have the same name after the import (names are swapped between stored roles?)")
+			return nil
+		}
+		return fmt.Errorf("storing roles: %w", err)
+	}
+	st.RolesUnchanged = int64(len(roles)) - st.RolesInserted - st.RolesUpdated
+	return nil
+}
+
+func importUsers(ctx context.Context, tx pgx.Tx, users []dataload.UserRow, st *dataload.Stats, problems *fixture.Problems) error {
+	if _, err := tx.Exec(ctx, `CREATE TEMP TABLE import_users (LIKE users INCLUDING DEFAULTS) ON COMMIT DROP;
+		ALTER TABLE import_users ADD PRIMARY KEY (id)`); err != nil {
+		return fmt.Errorf("preparing the user import: %w", err)
+	}
+	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"import_users"}, userColumns,
+		pgx.CopyFromSlice(len(users), func(i int) ([]any, error) {
+			return values(users[i].User, users[i].PasswordHash), nil
+		})); err != nil {
+		return fmt.Errorf("copying users: %w", err)
+	}
+	// Usernames and emails held by stored users the file does not change.
+	for _, col := range []string{"username", "email"} {
+		rows, err := tx.Query(ctx, `SELECT i.id, i.`+col+`, u.id FROM import_users i
+			JOIN users u ON lower(u.`+col+`) = lower(i.`+col+`) AND u.id <> i.id
+			WHERE NOT EXISTS (SELECT 1 FROM import_users j WHERE j.id = u.id AND lower(j.`+col+`) <> lower(u.`+col+`))
+			ORDER BY i.id LIMIT 50`)
+		if err != nil {
+			return fmt.Errorf("checking %ss: %w", col, err)
+		}
+		var id, other int64
+		var value string
+		if _, err := pgx.ForEachRow(rows, []any{&id, &value, &other}, func() error {
+			problems.Addf("user %d: %s: %q is already used by stored user %d (case is ignored)", id, col, value, other)
+			return nil
+		}); err != nil {
+			return fmt.Errorf("checking %ss: %w", col, err)
+		}
+	}
+	if len(*problems) > 0 {
+		return nil
+	}
+	set, cmp, exc := "", "", ""
+	for i, c := range userColumns[1:] {
+		if i > 0 {
+			set, cmp, exc = set+", ", cmp+", ", exc+", "
+		}
+		set += c + " = EXCLUDED." + c
+		cmp += "users." + c
+		exc += "EXCLUDED." + c
+	}
+	cols := ""
+	for i, c := range userColumns {
+		if i > 0 {
+			cols += ", "
+		}
+		cols += c
+	}
+	err := tx.QueryRow(ctx, `WITH up AS (
+			INSERT INTO users (`+cols+`) SELECT `+cols+` FROM import_users
+			ON CONFLICT (id) DO UPDATE SET `+set+`, updated_at = now()
+			WHERE (`+cmp+`) IS DISTINCT FROM (`+exc+`)
+			RETURNING (xmax = 0) AS inserted)
+		SELECT count(*) FILTER (WHERE inserted), count(*) FILTER (WHERE NOT inserted) FROM up`).Scan(&st.UsersInserted, &st.UsersUpdated)
+	if err != nil {
+		if field := userdb.DuplicateField(err); field != "" {
+			problems.Addf("users: two users would have the same %s after the import (values swapped between stored users?)", field)
+			return nil
+		}
+		return fmt.Errorf("storing users: %w", err)
+	}
+	st.UsersUnchanged = int64(len(users)) - st.UsersInserted - st.UsersUpdated
+	return nil
+}
+
+func importMemberships(ctx context.Context, tx pgx.Tx, b dataload.Batch, st *dataload.Stats, problems *fixture.Problems) error {
+	if _, err := tx.Exec(ctx, `CREATE TEMP TABLE import_owners (user_id bigint PRIMARY KEY) ON COMMIT DROP;
+		CREATE TEMP TABLE import_members (role_id bigint, user_id bigint, convention_id text, PRIMARY KEY (role_id, user_id, convention_id)) ON COMMIT DROP`); err != nil {
+		return fmt.Errorf("preparing the membership import: %w", err)
+	}
+	var owners [][]any
+	var members [][]any
+	for _, u := range b.Users {
+		if u.Roles == nil {
+			continue
+		}
+		owners = append(owners, []any{u.User.ID})
+		for _, g := range u.Roles {
+			members = append(members, []any{g.RoleID, u.User.ID, g.ConventionID})
+		}
+	}
+	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"import_owners"}, []string{"user_id"}, pgx.CopyFromRows(owners)); err != nil {
+		return fmt.Errorf("copying membership owners: %w", err)
+	}
+	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"import_members"}, []string{"role_id", "user_id", "convention_id"}, pgx.CopyFromRows(members)); err != nil {
+		return fmt.Errorf("copying memberships: %w", err)
+	}
+	rows, err := tx.Query(ctx, `SELECT x.user_id, x.role_id FROM import_members x
+		WHERE NOT EXISTS (SELECT 1 FROM roles r WHERE r.id = x.role_id) ORDER BY x.user_id, x.role_id LIMIT 50`)
+	if err != nil {
+		return fmt.Errorf("checking membership roles: %w", err)
+	}
+	var uid, rid int64
+	if _, err := pgx.ForEachRow(rows, []any{&uid, &rid}, func() error {
+		problems.Addf("user %d: roles: role %d is neither in the file nor stored", uid, rid)
+		return nil
+	}); err != nil {
+		return fmt.Errorf("checking membership roles: %w", err)
+	}
+	if len(*problems) > 0 {
+		return nil
+	}
+	tag, err := tx.Exec(ctx, `DELETE FROM role_members m USING import_owners o
+		WHERE m.user_id = o.user_id AND m.convention_id IN ('', $1)
+		  AND NOT EXISTS (SELECT 1 FROM import_members x WHERE x.role_id = m.role_id AND x.user_id = m.user_id AND x.convention_id = m.convention_id)`,
+		b.ConventionID)
+	if err != nil {
+		return fmt.Errorf("removing memberships: %w", err)
+	}
+	st.MembershipsRemoved = tag.RowsAffected()
+	tag, err = tx.Exec(ctx, `INSERT INTO role_members (role_id, user_id, convention_id)
+		SELECT role_id, user_id, convention_id FROM import_members ON CONFLICT DO NOTHING`)
+	if err != nil {
+		return fmt.Errorf("adding memberships: %w", err)
+	}
+	st.MembershipsAdded = tag.RowsAffected()
+	return nil
+}
+
+func uniqueViolation(err error) bool { return userdb.DuplicateField(err) != "" }
+
+// MaxIDs implements dataload.Generator.
+func (s *Store) MaxIDs(ctx context.Context) (int64, int64, error) {
+	var u, r int64
+	err := s.pool.QueryRow(ctx, `SELECT (SELECT coalesce(max(id), 0) FROM users), (SELECT coalesce(max(id), 0) FROM roles)`).Scan(&u, &r)
+	if err != nil {
+		return 0, 0, fmt.Errorf("reading the highest ids: %w", err)
+	}
+	return u, r, nil
+}
+
+// InsertRoles implements dataload.Generator.
+func (s *Store) InsertRoles(ctx context.Context, roles []role.Role) error {
+	_, err := s.pool.CopyFrom(ctx, pgx.Identifier{"roles"}, []string{"id", "name", "permissions"},
+		pgx.CopyFromSlice(len(roles), func(i int) ([]any, error) {
+			return []any{roles[i].ID, roles[i].Name, roles[i].Permissions}, nil
+		}))
+	if err != nil {
+		return fmt.Errorf("copying generated roles: %w", err)
+	}
+	return nil
+}
+
+// CopyUsers implements dataload.Generator.
+func (s *Store) CopyUsers(ctx context.Context, users []user.User, members []dataload.Membership) error {
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"users"}, userColumns, pgx.CopyFromSlice(len(users), func(i int) ([]any, error) {
+			return values(users[i], nil), nil
+		})); err != nil {
+			if field := userdb.DuplicateField(err); field != "" {
+				return fmt.Errorf("copying generated users: an id, username or email is already stored (%s): %w", field, err)
+			}
+			return fmt.Errorf("copying generated users: %w", err)
+		}
+		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"role_members"}, []string{"role_id", "user_id", "convention_id"},
+			pgx.CopyFromSlice(len(members), func(i int) ([]any, error) {
+				return []any{members[i].RoleID, members[i].UserID, members[i].ConventionID}, nil
+			})); err != nil {
+			return fmt.Errorf("copying generated memberships: %w", err)
+		}
+		return nil
+	})
+}
+
+// Analyze implements dataload.Generator: fresh statistics after a bulk load,
+// so the planner picks the index scans.
+func (s *Store) Analyze(ctx context.Context) error {
+	if _, err := s.pool.Exec(ctx, `ANALYZE users; ANALYZE roles; ANALYZE role_members`); err != nil {
+		return fmt.Errorf("analyzing: %w", err)
+	}
+	return nil
+}
+
+var _ dataload.Store = (*Store)(nil)

@@ -1,0 +1,284 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/go-redis/redis_rate/v10"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/eventreg/eventreg/libs/apispec"
+	"github.com/eventreg/eventreg/libs/cursor"
+	"github.com/eventreg/eventreg/libs/httpserver"
+	"github.com/eventreg/eventreg/libs/pgdb"
+	"github.com/eventreg/eventreg/libs/ratelimit"
+	"github.com/eventreg/eventreg/libs/redisdb"
+	"github.com/eventreg/eventreg/libs/service"
+	"github.com/eventreg/eventreg/libs/testkit"
+	"github.com/eventreg/eventreg/libs/tokenauth"
+	"github.com/eventreg/eventreg/libs/tokentest"
+	"github.com/eventreg/eventreg/libs/volunteersapi"
+	"github.com/eventreg/eventreg/services/users/internal/httpapi"
+	"github.com/eventreg/eventreg/services/users/internal/password"
+	"github.com/eventreg/eventreg/services/users/internal/role"
+	"github.com/eventreg/eventreg/services/users/internal/role/roledb"
+	"github.com/eventreg/eventreg/services/users/internal/user"
+	"github.com/eventreg/eventreg/services/users/internal/user/userdb"
+	"github.com/eventreg/eventreg/services/users/internal/usertest"
+)
+
+func TestMain(m *testing.M) { testkit.Main(m) }
+
+// keys signs tokens as the auth service would, with a key served from a
+// test JWKS (libs/tokentest): sub is a user id (OBO) or "client:<id>".
+type keys struct{ srv *tokentest.Server }
+
+func (k *keys) token(t *testing.T, sub, scope string, exp time.Time) string {
+	t.Helper()
+	return k.srv.Sign(t, sub, exp, strings.Fields(scope)...)
+}
+
+func (k *keys) service(t *testing.T, scope string) string {
+	return k.token(t, "client:501", scope, time.Now().Add(time.Hour))
+}
+
+func (k *keys) obo(t *testing.T, userID, scope string) string {
+	return k.token(t, userID, scope, time.Now().Add(time.Hour))
+}
+
+// volunteers is a test double of the volunteers service's internal API.
+type volunteers struct {
+	mu     sync.Mutex
+	status map[string]volunteersapi.Status
+	srv    *httptest.Server
+}
+
+func newVolunteers(t *testing.T) *volunteers {
+	v := &volunteers{status: map[string]volunteersapi.Status{"1003": {IsVolunteer: true, IsDepartmentLead: true}, "1002": {IsVolunteer: true}}}
+	v.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/internal/users/"), "/volunteer-status")
+		v.mu.Lock()
+		st := v.status[id]
+		v.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(st)
+	}))
+	t.Cleanup(v.srv.Close)
+	return v
+}
+
+// env is a running users service: real engines on real listeners over a
+// real database holding the demo fixture.
+type env struct {
+	pool      *pgxpool.Pool
+	keys      *keys
+	public    string
+	internal  string
+	validator *apispec.Validator
+	logs      *syncBuffer
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+type envOptions struct {
+	volunteersURL string // default: a test double
+	databaseURL   string // default: a new database holding the demo fixture
+	redisURL      string // rate limiting with rateLimit when set
+	rateLimit     redis_rate.Limit
+}
+
+func newEnv(t *testing.T, opts envOptions) *env {
+	t.Helper()
+	var pool *pgxpool.Pool
+	if opts.databaseURL != "" {
+		var err error
+		if pool, err = pgdb.Open(context.Background(), opts.databaseURL); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(pool.Close)
+	} else {
+		pool, _ = usertest.NewPool(t)
+		usertest.LoadDemo(t, pool)
+	}
+	e := &env{pool: pool, keys: &keys{srv: tokentest.New(t)}, logs: &syncBuffer{}}
+	if opts.volunteersURL == "" {
+		opts.volunteersURL = newVolunteers(t).srv.URL
+	}
+	log := slog.New(slog.NewJSONHandler(e.logs, nil))
+	srv := httpserver.New(httpserver.Config{PublicAddr: "127.0.0.1:0", InternalAddr: "127.0.0.1:0", BodyLimit: 1 << 20,
+		ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second,
+		IdleTimeout: 30 * time.Second, ShutdownTimeout: 5 * time.Second}, log, "users")
+	validator, err := tokenauth.New(tokenauth.Config{JWKSURL: e.keys.srv.JWKSURL, Issuer: tokentest.Issuer, Audience: tokentest.Audience, Leeway: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	codec, err := cursor.NewCodec([]byte("a-cursor-key-of-at-least-32-bytes-long"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	deps := &service.ResourceDeps{Tokens: validator, Cursor: codec}
+	users, err := user.NewCore(userdb.New(pool), usertest.ConventionID, password.Default)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var limit gin.HandlerFunc
+	if opts.redisURL != "" {
+		rdb, err := redisdb.Open(opts.redisURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { rdb.Close() })
+		limit = ratelimit.New(rdb, "users", opts.rateLimit, log).Middleware()
+	}
+	httpapi.Register(srv.Public, srv.Internal, httpapi.Deps{
+		RateLimit:  limit,
+		Log:        log,
+		Users:      users,
+		Roles:      role.NewCore(roledb.New(pool), usertest.ConventionID),
+		Volunteers: volunteersapi.NewClient(opts.volunteersURL, time.Second),
+		Cursor:     codec,
+		Protected:  deps.Protected,
+	})
+	if err := srv.Listen(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+		for _, secret := range []string{"correct horse battery staple", "bob demo password 2026"} {
+			if strings.Contains(e.logs.String(), secret) {
+				t.Errorf("a password appears in the logs")
+			}
+		}
+	})
+	e.public, e.internal = "http://"+srv.PublicAddr(), "http://"+srv.InternalAddr()
+	if e.validator, err = apispec.NewValidator(); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+type response struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+func (r response) json(t *testing.T) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(r.body, &m); err != nil {
+		t.Fatalf("body is not a JSON object: %s", r.body)
+	}
+	return m
+}
+
+// errorOf returns the category and message of an error body.
+func (r response) errorOf(t *testing.T) (string, string, float64) {
+	t.Helper()
+	errs, _ := r.json(t)["errors"].(map[string]any)
+	if len(errs) != 1 {
+		t.Fatalf("not an error body: %s", r.body)
+	}
+	for cat, v := range errs {
+		m := v.(map[string]any)
+		code, _ := m["code"].(float64)
+		return cat, m["message"].(string), code
+	}
+	return "", "", 0
+}
+
+// call sends a request to the public listener and validates the response
+// against the OpenAPI document.
+func (e *env) call(t *testing.T, method, path, token, body string) response {
+	t.Helper()
+	return e.send(t, e.public, true, method, path, token, body, nil)
+}
+
+// callInternal sends a request to the internal listener (not in the document).
+func (e *env) callInternal(t *testing.T, method, path, body string) response {
+	t.Helper()
+	return e.send(t, e.internal, false, method, path, "", body, nil)
+}
+
+func (e *env) send(t *testing.T, base string, validate bool, method, path, token, body string, header http.Header) response {
+	t.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := http.NewRequest(method, base+path, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if validate {
+		vreq, _ := http.NewRequest(method, base+path, nil)
+		if err := e.validator.ValidateResponse(vreq, resp.StatusCode, resp.Header, b); err != nil {
+			t.Errorf("%s %s: the response breaks the API document: %v", method, path, err)
+		}
+	}
+	return response{status: resp.StatusCode, header: resp.Header, body: b}
+}
+
+func expect(t *testing.T, r response, status int) {
+	t.Helper()
+	if r.status != status {
+		t.Fatalf("status %d, want %d: %s", r.status, status, r.body)
+	}
+}
+
+// expectError checks status, category and (when not empty) the message.
+func expectError(t *testing.T, r response, status int, category, message string) {
+	t.Helper()
+	expect(t, r, status)
+	cat, msg, _ := r.errorOf(t)
+	if cat != category || (message != "" && msg != message) {
+		t.Fatalf("error %s %q, want %s %q", cat, msg, category, message)
+	}
+}

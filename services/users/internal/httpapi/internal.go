@@ -1,0 +1,79 @@
+package httpapi
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/eventreg/eventreg/libs/apierror"
+	"github.com/eventreg/eventreg/libs/jsonbody"
+	"github.com/eventreg/eventreg/libs/usersapi"
+	"github.com/eventreg/eventreg/services/users/internal/user"
+)
+
+// summaries serves POST /internal/users/summaries: {"ids": [...]} (at most
+// 100) → {"data": [UserSummary]}, unknown ids left out.
+func (h *handlers) summaries(c *gin.Context) {
+	var req usersapi.SummariesRequest
+	if e := jsonbody.Decode(c, &req, jsonbody.Options{}); e != nil {
+		apierror.Abort(c, e)
+		return
+	}
+	if len(req.IDs) > usersapi.MaxSummaryIDs {
+		apierror.Abort(c, apierror.Validation("At most 100 ids per call.", map[string]string{"ids": "at most 100"}))
+		return
+	}
+	for _, id := range req.IDs {
+		if id <= 0 {
+			apierror.Abort(c, apierror.Validation("ids must be positive.", map[string]string{"ids": "must be positive whole numbers"}))
+			return
+		}
+	}
+	users, err := h.Users.Summaries(c.Request.Context(), req.IDs)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	out := usersapi.SummariesResponse{Data: make([]usersapi.UserSummary, len(users))}
+	for i, u := range users {
+		out.Data[i] = toSummary(u)
+	}
+	c.JSON(http.StatusOK, out)
+}
+
+// verify serves POST /internal/credentials/verify: a username or email and a
+// password → {"userId"} or 401.
+func (h *handlers) verify(c *gin.Context) {
+	var req usersapi.VerifyRequest
+	if e := jsonbody.Decode(c, &req, jsonbody.Options{}); e != nil {
+		apierror.Abort(c, e)
+		return
+	}
+	id, err := h.Users.Verify(c.Request.Context(), req.Username, req.Password)
+	if errors.Is(err, user.ErrBadCredentials) {
+		apierror.Abort(c, &apierror.Error{Status: http.StatusUnauthorized, Category: apierror.CategoryAuthentication,
+			Message: "The username or password is wrong."})
+		return
+	}
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, usersapi.VerifyResponse{UserID: id})
+}
+
+// permissions serves GET /internal/users/:id/permissions.
+func (h *handlers) permissions(c *gin.Context) {
+	id, ok := parseID(c.Param("id"))
+	if !ok {
+		apierror.Abort(c, badID("id"))
+		return
+	}
+	perms, err := h.Roles.Permissions(c.Request.Context(), id)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, usersapi.PermissionsResponse{UserID: id, Permissions: perms})
+}

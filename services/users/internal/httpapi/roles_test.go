@@ -1,0 +1,398 @@
+package httpapi_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-redis/redis_rate/v10"
+
+	"github.com/eventreg/eventreg/libs/testkit"
+	"github.com/eventreg/eventreg/services/users/internal/usertest"
+)
+
+func mustClosedPort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}
+
+func newHangingServer(t *testing.T, release chan struct{}) string {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+func loadSynthetic(t *testing.T, e *env, users, roles int) {
+	t.Helper()
+	usertest.Generate(t, e.pool, users, roles)
+}
+
+func TestListRoles(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	tok := e.keys.service(t, "user:read")
+	t.Run("limit=1000&nextPage= is the first page of up to 100", func(t *testing.T) {
+		r := e.call(t, "GET", "/api/v0/roles?limit=1000&nextPage=", tok, "")
+		expect(t, r, 200)
+		want := `{"data":[{"id":"1","name":"admin"},{"id":"2","name":"staff"},{"id":"3","name":"hr"},{"id":"4","name":"user"},{"id":"5","name":"agreement-signed"}],"nextPage":null,"hasMore":false}`
+		if string(r.body) != want {
+			t.Fatalf("%s", r.body)
+		}
+	})
+	t.Run("pages of 2 see each role once", func(t *testing.T) {
+		var names []string
+		path := "/api/v0/roles?limit=2"
+		for range 10 {
+			r := e.call(t, "GET", path, tok, "")
+			expect(t, r, 200)
+			var p struct {
+				Data     []struct{ Name string } `json:"data"`
+				NextPage *string                 `json:"nextPage"`
+				HasMore  bool                    `json:"hasMore"`
+			}
+			_ = json.Unmarshal(r.body, &p)
+			for _, d := range p.Data {
+				names = append(names, d.Name)
+			}
+			if !p.HasMore {
+				break
+			}
+			path = "/api/v0/roles?limit=2&nextPage=" + *p.NextPage
+		}
+		if strings.Join(names, ",") != "admin,staff,hr,user,agreement-signed" {
+			t.Fatalf("%v", names)
+		}
+	})
+	for _, q := range []string{"limit=0", "limit=abc", "limit=-1", "nextPage=garbage", "nextPage=AQAAAAAAAAAB"} {
+		t.Run("400 for "+q, func(t *testing.T) {
+			expectError(t, e.call(t, "GET", "/api/v0/roles?"+q, tok, ""), 400, "validation", "")
+		})
+	}
+	t.Run("a search cursor is not a roles cursor", func(t *testing.T) {
+		loadSynthetic(t, e, 3, 0)
+		r := e.call(t, "POST", "/api/v0/users/search", tok, `{"limit": 1}`)
+		cur := r.json(t)["nextPage"].(string)
+		expectError(t, e.call(t, "GET", "/api/v0/roles?nextPage="+cur, tok, ""), 400, "validation", "")
+	})
+}
+
+func TestUserRoles(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	tok := e.keys.service(t, "user:read")
+	t.Run("the roles held globally and for the current convention", func(t *testing.T) {
+		r := e.call(t, "GET", "/api/v0/users/1001/roles", tok, "")
+		expect(t, r, 200)
+		if string(r.body) != `{"data":[{"id":"1","name":"admin","scope":"global"},{"id":"5","name":"agreement-signed","scope":"convention"}]}` {
+			t.Fatalf("%s", r.body)
+		}
+	})
+	t.Run("a membership of another convention is not listed", func(t *testing.T) {
+		if _, err := e.pool.Exec(context.Background(), `INSERT INTO role_members (role_id, user_id, convention_id) VALUES (3, 1002, '2019')`); err != nil {
+			t.Fatal(err)
+		}
+		r := e.call(t, "GET", "/api/v0/users/1002/roles", tok, "")
+		if string(r.body) != `{"data":[{"id":"4","name":"user","scope":"global"}]}` {
+			t.Fatalf("%s", r.body)
+		}
+	})
+	t.Run("a user without roles has an empty list", func(t *testing.T) {
+		if _, err := e.pool.Exec(context.Background(), `DELETE FROM role_members WHERE user_id = 1005`); err != nil {
+			t.Fatal(err)
+		}
+		r := e.call(t, "GET", "/api/v0/users/1005/roles", tok, "")
+		if string(r.body) != `{"data":[]}` {
+			t.Fatalf("%s", r.body)
+		}
+	})
+	t.Run("unknown user 404, bad id 400", func(t *testing.T) {
+		expectError(t, e.call(t, "GET", "/api/v0/users/4242/roles", tok, ""), 404, "resource", "No such user.")
+		expectError(t, e.call(t, "GET", "/api/v0/users/x1/roles", tok, ""), 400, "validation", "")
+	})
+}
+
+func TestGrantAndRevoke(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	up := e.keys.service(t, "user:roles:update")
+	read := e.keys.service(t, "user:read")
+	rolesOf := func(t *testing.T, id string) string {
+		t.Helper()
+		return string(e.call(t, "GET", "/api/v0/users/"+id+"/roles", read, "").body)
+	}
+	t.Run("PUT gives the role: 204 with no body", func(t *testing.T) {
+		r := e.call(t, "PUT", "/api/v0/users/1002/roles/2", up, `{"scope": "convention"}`)
+		expect(t, r, 204)
+		if len(r.body) != 0 {
+			t.Fatalf("body %q", r.body)
+		}
+		if got := rolesOf(t, "1002"); !strings.Contains(got, `{"id":"2","name":"staff","scope":"convention"}`) {
+			t.Fatalf("%s", got)
+		}
+	})
+	t.Run("the role already held is 409 UserWasAlreadyAdded, in either scope", func(t *testing.T) {
+		for _, scope := range []string{"convention", "global"} {
+			r := e.call(t, "PUT", "/api/v0/users/1002/roles/2", up, `{"scope": "`+scope+`"}`)
+			expect(t, r, 409)
+			cat, _, code := r.errorOf(t)
+			if cat != "logic" || code != 3 {
+				t.Fatalf("%s", r.body)
+			}
+		}
+	})
+	t.Run("the permissions follow the role", func(t *testing.T) {
+		r := e.callInternal(t, "GET", "/internal/users/1002/permissions", "")
+		if !strings.Contains(string(r.body), "con:read") {
+			t.Fatalf("%s", r.body)
+		}
+	})
+	t.Run("unknown user or role is 404", func(t *testing.T) {
+		expectError(t, e.call(t, "PUT", "/api/v0/users/4242/roles/2", up, `{"scope": "global"}`), 404, "resource", "No such user.")
+		expectError(t, e.call(t, "PUT", "/api/v0/users/1002/roles/99", up, `{"scope": "global"}`), 404, "resource", "No such role.")
+		expectError(t, e.call(t, "DELETE", "/api/v0/users/4242/roles/2", up, ""), 404, "resource", "No such user.")
+		expectError(t, e.call(t, "DELETE", "/api/v0/users/1002/roles/99", up, ""), 404, "resource", "No such role.")
+	})
+	for _, tc := range []struct{ name, path, body string }{
+		{"no body", "/api/v0/users/1003/roles/1", ""},
+		{"no scope", "/api/v0/users/1003/roles/1", `{}`},
+		{"a bad scope", "/api/v0/users/1003/roles/1", `{"scope": "forever"}`},
+		{"scope not a string", "/api/v0/users/1003/roles/1", `{"scope": 1}`},
+		{"malformed JSON", "/api/v0/users/1003/roles/1", `{"scope": "global"`},
+		{"a body that is an array", "/api/v0/users/1003/roles/1", `["global"]`},
+		{"a non-numeric user id", "/api/v0/users/abc/roles/1", `{"scope": "global"}`},
+		{"a non-numeric role id", "/api/v0/users/1003/roles/admin", `{"scope": "global"}`},
+	} {
+		t.Run("400 for "+tc.name+" and nothing changes", func(t *testing.T) {
+			before := rolesOf(t, "1003")
+			expectError(t, e.call(t, "PUT", tc.path, up, tc.body), 400, "validation", "")
+			if after := rolesOf(t, "1003"); after != before {
+				t.Fatalf("changed: %s → %s", before, after)
+			}
+		})
+	}
+	t.Run("DELETE removes it: 204, then 404 (already removed)", func(t *testing.T) {
+		r := e.call(t, "DELETE", "/api/v0/users/1002/roles/2", up, "")
+		expect(t, r, 204)
+		if got := rolesOf(t, "1002"); strings.Contains(got, `"staff"`) {
+			t.Fatalf("%s", got)
+		}
+		expectError(t, e.call(t, "DELETE", "/api/v0/users/1002/roles/2", up, ""), 404, "resource", "The user does not have this role.")
+	})
+	t.Run("DELETE removes a global membership too", func(t *testing.T) {
+		expect(t, e.call(t, "DELETE", "/api/v0/users/1001/roles/1", up, ""), 204)
+		if got := rolesOf(t, "1001"); strings.Contains(got, `"admin"`) {
+			t.Fatalf("%s", got)
+		}
+	})
+	t.Run("DELETE with a bad id is 400", func(t *testing.T) {
+		expectError(t, e.call(t, "DELETE", "/api/v0/users/1002/roles/-2", up, ""), 400, "validation", "")
+	})
+}
+
+func TestConcurrentRoleChanges(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	up := e.keys.service(t, "user:roles:update")
+	t.Run("concurrent identical PUTs: exactly one 204, the rest 409", func(t *testing.T) {
+		const n = 12
+		statuses := make(chan int, n)
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				scope := []string{"global", "convention"}[i%2]
+				statuses <- e.call(t, "PUT", "/api/v0/users/1005/roles/2", up, `{"scope": "`+scope+`"}`).status
+			}()
+		}
+		close(start)
+		wg.Wait()
+		close(statuses)
+		count := map[int]int{}
+		for s := range statuses {
+			count[s]++
+		}
+		if count[204] != 1 || count[409] != n-1 {
+			t.Fatalf("statuses %v", count)
+		}
+		var rows int
+		_ = e.pool.QueryRow(context.Background(), `SELECT count(*) FROM role_members WHERE user_id = 1005 AND role_id = 2`).Scan(&rows)
+		if rows != 1 {
+			t.Fatalf("%d memberships", rows)
+		}
+	})
+	t.Run("concurrent grants and revokes stay consistent", func(t *testing.T) {
+		const n = 20
+		var mu sync.Mutex
+		granted, revoked := 0, 0
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				var r response
+				if i%2 == 0 {
+					r = e.call(t, "PUT", "/api/v0/users/1004/roles/3", up, `{"scope": "global"}`)
+				} else {
+					r = e.call(t, "DELETE", "/api/v0/users/1004/roles/3", up, "")
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case r.status == 204 && i%2 == 0:
+					granted++
+				case r.status == 204:
+					revoked++
+				case r.status != 409 && r.status != 404:
+					t.Errorf("status %d: %s", r.status, r.body)
+				}
+			}()
+		}
+		close(start)
+		wg.Wait()
+		var rows int
+		_ = e.pool.QueryRow(context.Background(), `SELECT count(*) FROM role_members WHERE user_id = 1004 AND role_id = 3`).Scan(&rows)
+		// Successes alternate grant, revoke, grant...: the final state is their difference.
+		if d := granted - revoked; d != rows || (d != 0 && d != 1) {
+			t.Fatalf("granted %d, revoked %d, rows %d", granted, revoked, rows)
+		}
+		if granted == 0 {
+			t.Fatal("no grant succeeded")
+		}
+	})
+}
+
+func TestInternalAPI(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	t.Run("summaries of known ids, unknown left out", func(t *testing.T) {
+		r := e.callInternal(t, "POST", "/internal/users/summaries", `{"ids": [1004, 1001, 999]}`)
+		expect(t, r, 200)
+		want := `{"data":[{"id":"1001","firstName":"Alice","lastName":"Liddell","username":"alice","preferredName":"Al","phone":"+15555550100","email":"alice@example.org"},{"id":"1004","firstName":"David","lastName":"Jones","username":"dave","preferredName":null,"phone":null,"email":"Dave.Mixed@Example.org"}]}`
+		if string(r.body) != want {
+			t.Fatalf("%s", r.body)
+		}
+	})
+	t.Run("no ids: empty data", func(t *testing.T) {
+		r := e.callInternal(t, "POST", "/internal/users/summaries", `{"ids": []}`)
+		if string(r.body) != `{"data":[]}` {
+			t.Fatalf("%s", r.body)
+		}
+	})
+	ids := make([]string, 101)
+	for i := range ids {
+		ids[i] = fmt.Sprint(i + 1)
+	}
+	for name, body := range map[string]string{
+		"101 ids":      `{"ids": [` + strings.Join(ids, ",") + `]}`,
+		"a zero id":    `{"ids": [0]}`,
+		"string ids":   `{"ids": ["abc"]}`,
+		"bad JSON":     `{"ids": [`,
+		"missing body": ``,
+	} {
+		t.Run("summaries: 400 for "+name, func(t *testing.T) {
+			expectError(t, e.callInternal(t, "POST", "/internal/users/summaries", body), 400, "validation", "")
+		})
+	}
+	t.Run("verify by username, by email in any case", func(t *testing.T) {
+		for _, login := range []string{"alice", "ALICE", "Alice@Example.org"} {
+			r := e.callInternal(t, "POST", "/internal/credentials/verify", `{"username": "`+login+`", "password": "correct horse battery staple"}`)
+			expect(t, r, 200)
+			if string(r.body) != `{"userId":1001}` {
+				t.Fatalf("%s", r.body)
+			}
+		}
+	})
+	for name, body := range map[string]string{
+		"a wrong password": `{"username": "alice", "password": "wrong horse battery staple"}`,
+		"an unknown user":  `{"username": "mallory", "password": "correct horse battery staple"}`,
+		"an empty login":   `{"username": "", "password": "x"}`,
+	} {
+		t.Run("verify: 401 for "+name, func(t *testing.T) {
+			expectError(t, e.callInternal(t, "POST", "/internal/credentials/verify", body), 401, "authentication", "The username or password is wrong.")
+		})
+	}
+	t.Run("verify: 400 for a malformed body", func(t *testing.T) {
+		expectError(t, e.callInternal(t, "POST", "/internal/credentials/verify", `{"username": 1}`), 400, "validation", "")
+	})
+	t.Run("permissions: union of global and current-convention roles", func(t *testing.T) {
+		r := e.callInternal(t, "GET", "/internal/users/1003/permissions", "")
+		expect(t, r, 200)
+		if string(r.body) != `{"userId":1003,"permissions":["con:read","registration:read","system:login","user:read","volunteer:read"]}` {
+			t.Fatalf("%s", r.body)
+		}
+		r = e.callInternal(t, "GET", "/internal/users/1004/permissions", "")
+		if string(r.body) != `{"userId":1004,"permissions":["system:login"]}` {
+			t.Fatalf("%s", r.body)
+		}
+	})
+	t.Run("permissions: unknown user 404, bad id 400", func(t *testing.T) {
+		expectError(t, e.callInternal(t, "GET", "/internal/users/4242/permissions", ""), 404, "resource", "")
+		expectError(t, e.callInternal(t, "GET", "/internal/users/abc/permissions", ""), 400, "validation", "")
+	})
+	t.Run("the internal routes are not on the public listener", func(t *testing.T) {
+		r := e.send(t, e.public, false, "POST", "/internal/credentials/verify", "", `{"username": "alice", "password": "correct horse battery staple"}`, nil)
+		expect(t, r, 404)
+	})
+}
+
+func TestDatabaseDownIs503(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts listeners")
+	}
+	e := newEnv(t, envOptions{databaseURL: "postgres://postgres@" + mustClosedPort(t) + "/users?sslmode=disable&connect_timeout=1"})
+	for _, tc := range []struct{ method, path, token, body string }{
+		{"GET", "/api/v0/users/1001", e.keys.service(t, "user:read"), ""},
+		{"POST", "/api/v0/users/search", e.keys.service(t, "user:read"), `{"filter": {"roleId": 1}}`},
+		{"GET", "/api/v0/roles", e.keys.service(t, "user:read"), ""},
+		{"PUT", "/api/v0/users/1001/roles/2", e.keys.service(t, "user:roles:update"), `{"scope": "global"}`},
+		{"GET", "/api/users/current", e.keys.obo(t, "1001", "pii:basic"), ""},
+	} {
+		t.Run(tc.method+" "+tc.path, func(t *testing.T) {
+			r := e.call(t, tc.method, tc.path, tc.token, tc.body)
+			expectError(t, r, 503, "server", "")
+			if r.header.Get("Retry-After") == "" {
+				t.Fatal("no Retry-After")
+			}
+		})
+	}
+	t.Run("verify answers 503, not 401, so auth does not count a failed login", func(t *testing.T) {
+		expectError(t, e.callInternal(t, "POST", "/internal/credentials/verify", `{"username": "alice", "password": "correct horse battery staple"}`), 503, "server", "")
+	})
+}
+
+func TestRateLimitPerClient(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs redis-server")
+	}
+	e := newEnv(t, envOptions{redisURL: testkit.NewRedis(t), rateLimit: redis_rate.Limit{Rate: 4, Burst: 4, Period: time.Minute}})
+	tok := e.keys.service(t, "user:read")
+	for range 4 {
+		expect(t, e.call(t, "GET", "/api/v0/users/1001", tok, ""), 200)
+	}
+	r := e.call(t, "GET", "/api/v0/roles", tok, "")
+	expectError(t, r, 429, "rateLimit", "Too many requests.")
+	if r.header.Get("Retry-After") == "" {
+		t.Fatal("no Retry-After")
+	}
+	t.Run("the internal API is not limited", func(t *testing.T) {
+		expect(t, e.callInternal(t, "GET", "/internal/users/1001/permissions", ""), 200)
+	})
+}

@@ -1,0 +1,147 @@
+// Package password hashes and verifies user passwords with argon2id, stored as
+// PHC strings ($argon2id$v=19$m=...,t=...,p=...$salt$hash).
+package password
+
+import (
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"golang.org/x/crypto/argon2"
+)
+
+// Params are the argon2id cost parameters.
+type Params struct {
+	MemoryKiB uint32
+	Time      uint32
+	Threads   uint8
+}
+
+// Default follows the OWASP recommendation for argon2id (19 MiB, 2 passes, 1
+// lane): one hash takes tens of milliseconds on a small server core, so a login
+// stays fast while an offline guess stays expensive.
+var Default = Params{MemoryKiB: 19 * 1024, Time: 2, Threads: 1}
+
+// Limits of the parameters Verify accepts from a stored string, so a corrupted
+// or hostile row cannot make one verification take minutes or gigabytes.
+const (
+	maxMemoryKiB = 256 * 1024
+	maxTime      = 10
+	saltLen      = 16
+	keyLen       = 32
+)
+
+// Length limits of a password (in characters).
+const (
+	MinLength = 8
+	MaxLength = 1024
+)
+
+// ErrMalformed is returned for a stored hash that is not an argon2id PHC string.
+var ErrMalformed = errors.New("password hash is not an argon2id PHC string")
+
+// Check returns why p is not acceptable as a new password, or nil.
+func Check(p string) error {
+	switch n := utf8.RuneCountInString(p); {
+	case !utf8.ValidString(p):
+		return errors.New("must be valid UTF-8")
+	case n < MinLength:
+		return fmt.Errorf("must be at least %d characters", MinLength)
+	case n > MaxLength:
+		return fmt.Errorf("must be at most %d characters", MaxLength)
+	}
+	return nil
+}
+
+// Hash returns the PHC string of p with a fresh random salt.
+func Hash(p string, params Params) (string, error) {
+	salt := make([]byte, saltLen)
+	if _, err := rand.Read(salt); err != nil {
+		return "", fmt.Errorf("reading salt: %w", err)
+	}
+	key := argon2.IDKey([]byte(p), salt, params.Time, params.MemoryKiB, params.Threads, keyLen)
+	return encode(params, salt, key), nil
+}
+
+func encode(params Params, salt, key []byte) string {
+	b64 := base64.RawStdEncoding
+	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s", argon2.Version,
+		params.MemoryKiB, params.Time, params.Threads, b64.EncodeToString(salt), b64.EncodeToString(key))
+}
+
+// Verify reports whether p matches the PHC string encoded. It compares in
+// constant time.
+func Verify(p, encoded string) (bool, error) {
+	params, salt, key, err := decode(encoded)
+	if err != nil {
+		return false, err
+	}
+	got := argon2.IDKey([]byte(p), salt, params.Time, params.MemoryKiB, params.Threads, uint32(len(key)))
+	return subtle.ConstantTimeCompare(got, key) == 1, nil
+}
+
+func decode(encoded string) (Params, []byte, []byte, error) {
+	parts := strings.Split(encoded, "$")
+	// "", "argon2id", "v=19", "m=..,t=..,p=..", salt, hash
+	if len(parts) != 6 || parts[0] != "" || parts[1] != "argon2id" {
+		return Params{}, nil, nil, ErrMalformed
+	}
+	var version int
+	if _, err := fmt.Sscanf(parts[2], "v=%d", &version); err != nil || version != argon2.Version {
+		return Params{}, nil, nil, ErrMalformed
+	}
+	var p Params
+	if n, err := fmt.Sscanf(parts[3], "m=%d,t=%d,p=%d", &p.MemoryKiB, &p.Time, &p.Threads); err != nil || n != 3 {
+		return Params{}, nil, nil, ErrMalformed
+	}
+	if p.MemoryKiB < 8 || p.MemoryKiB > maxMemoryKiB || p.Time < 1 || p.Time > maxTime || p.Threads < 1 {
+		return Params{}, nil, nil, ErrMalformed
+	}
+	salt, err := base64.RawStdEncoding.DecodeString(parts[4])
+	if err != nil || len(salt) < 8 {
+		return Params{}, nil, nil, ErrMalformed
+	}
+	key, err := base64.RawStdEncoding.DecodeString(parts[5])
+	if err != nil || len(key) < 16 || len(key) > 64 {
+		return Params{}, nil, nil, ErrMalformed
+	}
+	return p, salt, key, nil
+}
+
+// Verifier checks login attempts. For an unknown user it verifies against a
+// dummy hash, so that the answer takes as long as for a known one.
+type Verifier struct {
+	dummy string
+}
+
+// NewVerifier returns a verifier whose dummy hash uses params.
+func NewVerifier(params Params) (*Verifier, error) {
+	var b [24]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return nil, fmt.Errorf("reading random bytes: %w", err)
+	}
+	dummy, err := Hash(base64.RawStdEncoding.EncodeToString(b[:]), params)
+	if err != nil {
+		return nil, err
+	}
+	return &Verifier{dummy: dummy}, nil
+}
+
+// Check reports whether p matches encoded; an empty encoded (no such user, or
+// a user without a password) is checked against the dummy and never matches.
+func (v *Verifier) Check(p, encoded string) bool {
+	if encoded == "" {
+		_, _ = Verify(p, v.dummy)
+		return false
+	}
+	ok, err := Verify(p, encoded)
+	if err != nil {
+		_, _ = Verify(p, v.dummy)
+		return false
+	}
+	return ok
+}

@@ -1,0 +1,176 @@
+// Package role is the business layer of roles and role membership: listing
+// roles, the roles a user holds, granting and revoking them, and the
+// permissions a user gets through them.
+package role
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/eventreg/eventreg/libs/page"
+)
+
+// Errors of the business layer.
+var (
+	ErrUserNotFound = errors.New("user not found")
+	ErrRoleNotFound = errors.New("role not found")
+	ErrAlreadyHeld  = errors.New("the user already has the role")
+	ErrNotHeld      = errors.New("the user does not have the role")
+	ErrNameTaken    = errors.New("a role with this name exists")
+	ErrIDTaken      = errors.New("a role with this id exists")
+	ErrNoConvention = errors.New("no current convention (CONVENTION_ID) for a convention-scoped membership")
+)
+
+// Scope is how widely a membership applies.
+type Scope string
+
+// Scopes of a membership.
+const (
+	Global     Scope = "global"     // across the organization
+	Convention Scope = "convention" // for the current convention only
+)
+
+// ParseScope reads "global" or "convention".
+func ParseScope(s string) (Scope, bool) {
+	switch Scope(s) {
+	case Global, Convention:
+		return Scope(s), true
+	}
+	return "", false
+}
+
+// Role is a named set of permissions.
+type Role struct {
+	ID          int64
+	Name        string
+	Permissions []string
+}
+
+// Held is a role as a user holds it.
+type Held struct {
+	Role  Role
+	Scope Scope
+}
+
+// Store is what the business layer needs from the database. A membership is
+// stored with convention "" when global.
+type Store interface {
+	// List returns up to ks.Limit+1 roles with id > ks.After in id order.
+	List(ctx context.Context, ks page.Keyset) ([]Role, error)
+	// Held returns the roles userID holds globally or for conventionID, in
+	// role id order, or ErrUserNotFound.
+	Held(ctx context.Context, userID int64, conventionID string) ([]Held, error)
+	// Grant adds the membership unless the user holds the role globally or
+	// for conventionID (ErrAlreadyHeld); ErrUserNotFound, ErrRoleNotFound.
+	// It is atomic against concurrent grants and revokes of the same user.
+	Grant(ctx context.Context, userID, roleID int64, conventionID string, scope Scope) error
+	// Revoke removes the global membership and that of conventionID;
+	// ErrNotHeld when there is none, ErrUserNotFound, ErrRoleNotFound.
+	Revoke(ctx context.Context, userID, roleID int64, conventionID string) error
+	Create(ctx context.Context, r Role) error
+	NextID(ctx context.Context) (int64, error)
+}
+
+// Core holds the role rules for the current convention.
+type Core struct {
+	store        Store
+	conventionID string
+}
+
+// NewCore returns the role business layer.
+func NewCore(store Store, conventionID string) *Core {
+	return &Core{store: store, conventionID: conventionID}
+}
+
+// List returns a keyset page of roles.
+func (c *Core) List(ctx context.Context, ks page.Keyset) ([]Role, error) {
+	return c.store.List(ctx, ks)
+}
+
+// Held returns the roles a user holds now (globally or for the current convention).
+func (c *Core) Held(ctx context.Context, userID int64) ([]Held, error) {
+	return c.store.Held(ctx, userID, c.conventionID)
+}
+
+// Grant gives a user a role; the user must not hold it already in any scope.
+func (c *Core) Grant(ctx context.Context, userID, roleID int64, scope Scope) error {
+	if scope == Convention && c.conventionID == "" {
+		return ErrNoConvention
+	}
+	return c.store.Grant(ctx, userID, roleID, c.conventionID, scope)
+}
+
+// Revoke takes a role from a user, whatever the scope it was held in.
+func (c *Core) Revoke(ctx context.Context, userID, roleID int64) error {
+	return c.store.Revoke(ctx, userID, roleID, c.conventionID)
+}
+
+// Permissions returns the union of the permissions of the roles a user holds
+// now, sorted.
+func (c *Core) Permissions(ctx context.Context, userID int64) ([]string, error) {
+	held, err := c.Held(ctx, userID)
+	if err != nil {
+		return nil, err
+	}
+	return PermissionsOf(held), nil
+}
+
+// PermissionsOf is the sorted union of the permissions of held.
+func PermissionsOf(held []Held) []string {
+	out := []string{}
+	for _, h := range held {
+		out = append(out, h.Role.Permissions...)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// Create validates and stores a role; ID 0 picks the next free id.
+func (c *Core) Create(ctx context.Context, r Role) (Role, error) {
+	if r.ID == 0 {
+		id, err := c.store.NextID(ctx)
+		if err != nil {
+			return Role{}, err
+		}
+		r.ID = id
+	}
+	if r.Permissions == nil {
+		r.Permissions = []string{}
+	}
+	if problems := Validate(r); len(problems) > 0 {
+		return Role{}, fmt.Errorf("invalid role: %s", strings.Join(problems, "; "))
+	}
+	slices.Sort(r.Permissions)
+	r.Permissions = slices.Compact(r.Permissions)
+	if err := c.store.Create(ctx, r); err != nil {
+		return Role{}, err
+	}
+	return r, nil
+}
+
+var permissionName = regexp.MustCompile(`^[A-Za-z0-9_.-]+(:[A-Za-z0-9_.-]+)*$`)
+
+// Validate returns what is wrong with r, each naming the field.
+func Validate(r Role) []string {
+	var p []string
+	if r.ID <= 0 {
+		p = append(p, "id: must be a positive integer")
+	}
+	switch {
+	case !utf8.ValidString(r.Name) || strings.TrimSpace(r.Name) == "":
+		p = append(p, "name: must not be empty")
+	case utf8.RuneCountInString(r.Name) > 100:
+		p = append(p, "name: must be at most 100 characters")
+	}
+	for i, perm := range r.Permissions {
+		if len(perm) > 100 || !permissionName.MatchString(perm) {
+			p = append(p, fmt.Sprintf("permissions[%d]: %q is not a permission name such as user:read", i, perm))
+		}
+	}
+	return p
+}

@@ -1,0 +1,175 @@
+// Package roledb is the PostgreSQL store of roles and role membership.
+package roledb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/eventreg/eventreg/libs/page"
+	"github.com/eventreg/eventreg/services/users/internal/role"
+)
+
+// Store implements role.Store.
+type Store struct{ pool *pgxpool.Pool }
+
+// New returns a store over pool.
+func New(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
+
+// List implements role.Store.
+func (s *Store) List(ctx context.Context, ks page.Keyset) ([]role.Role, error) {
+	rows, err := s.pool.Query(ctx, `SELECT id, name, permissions FROM roles WHERE id > $1 ORDER BY id LIMIT $2`, ks.After, ks.Limit+1)
+	if err != nil {
+		return nil, fmt.Errorf("listing roles: %w", err)
+	}
+	roles, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (role.Role, error) {
+		var x role.Role
+		err := r.Scan(&x.ID, &x.Name, &x.Permissions)
+		return x, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listing roles: %w", err)
+	}
+	return roles, nil
+}
+
+// Held implements role.Store: one query that also tells an unknown user
+// (no row) from a user without roles (one row of NULLs).
+func (s *Store) Held(ctx context.Context, userID int64, conventionID string) ([]role.Held, error) {
+	rows, err := s.pool.Query(ctx, `SELECT r.id, r.name, r.permissions, m.convention_id
+		FROM users u
+		LEFT JOIN role_members m ON m.user_id = u.id AND m.convention_id IN ('', $2)
+		LEFT JOIN roles r ON r.id = m.role_id
+		WHERE u.id = $1
+		ORDER BY r.id, m.convention_id`, userID, conventionID)
+	if err != nil {
+		return nil, fmt.Errorf("reading the roles of user %d: %w", userID, err)
+	}
+	defer rows.Close()
+	found := false
+	held := []role.Held{}
+	for rows.Next() {
+		found = true
+		var id *int64
+		var name, conv *string
+		var perms []string
+		if err := rows.Scan(&id, &name, &perms, &conv); err != nil {
+			return nil, fmt.Errorf("reading the roles of user %d: %w", userID, err)
+		}
+		if id == nil {
+			continue
+		}
+		if perms == nil {
+			perms = []string{}
+		}
+		scope := role.Global
+		if *conv != "" {
+			scope = role.Convention
+		}
+		// A role held both ways (possible only through an import) is listed once.
+		if n := len(held); n > 0 && held[n-1].Role.ID == *id {
+			continue
+		}
+		held = append(held, role.Held{Role: role.Role{ID: *id, Name: *name, Permissions: perms}, Scope: scope})
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("reading the roles of user %d: %w", userID, err)
+	}
+	if !found {
+		return nil, role.ErrUserNotFound
+	}
+	return held, nil
+}
+
+// lockMembership starts the checks of a grant or revoke inside tx: it locks
+// the user's row, so that changes to one user's roles run one at a time, and
+// checks the role exists.
+func lockMembership(ctx context.Context, tx pgx.Tx, userID, roleID int64) error {
+	var one int
+	err := tx.QueryRow(ctx, `SELECT 1 FROM users WHERE id = $1 FOR UPDATE`, userID).Scan(&one)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return role.ErrUserNotFound
+	}
+	if err != nil {
+		return fmt.Errorf("locking user %d: %w", userID, err)
+	}
+	err = tx.QueryRow(ctx, `SELECT 1 FROM roles WHERE id = $1`, roleID).Scan(&one)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return role.ErrRoleNotFound
+	}
+	if err != nil {
+		return fmt.Errorf("reading role %d: %w", roleID, err)
+	}
+	return nil
+}
+
+// Grant implements role.Store.
+func (s *Store) Grant(ctx context.Context, userID, roleID int64, conventionID string, scope role.Scope) error {
+	conv := ""
+	if scope == role.Convention {
+		conv = conventionID
+	}
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if err := lockMembership(ctx, tx, userID, roleID); err != nil {
+			return err
+		}
+		tag, err := tx.Exec(ctx, `INSERT INTO role_members (role_id, user_id, convention_id)
+			SELECT $1, $2, $3
+			WHERE NOT EXISTS (SELECT 1 FROM role_members WHERE role_id = $1 AND user_id = $2 AND convention_id IN ('', $4))
+			ON CONFLICT DO NOTHING`, roleID, userID, conv, conventionID)
+		if err != nil {
+			return fmt.Errorf("granting role %d to user %d: %w", roleID, userID, err)
+		}
+		if tag.RowsAffected() == 0 {
+			return role.ErrAlreadyHeld
+		}
+		return nil
+	})
+}
+
+// Revoke implements role.Store.
+func (s *Store) Revoke(ctx context.Context, userID, roleID int64, conventionID string) error {
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if err := lockMembership(ctx, tx, userID, roleID); err != nil {
+			return err
+		}
+		tag, err := tx.Exec(ctx, `DELETE FROM role_members WHERE role_id = $1 AND user_id = $2 AND convention_id IN ('', $3)`,
+			roleID, userID, conventionID)
+		if err != nil {
+			return fmt.Errorf("revoking role %d from user %d: %w", roleID, userID, err)
+		}
+		if tag.RowsAffected() == 0 {
+			return role.ErrNotHeld
+		}
+		return nil
+	})
+}
+
+// Create implements role.Store.
+func (s *Store) Create(ctx context.Context, r role.Role) error {
+	_, err := s.pool.Exec(ctx, `INSERT INTO roles (id, name, permissions) VALUES ($1, $2, $3)`, r.ID, r.Name, r.Permissions)
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "23505" {
+		if pgErr.ConstraintName == "roles_name_key" {
+			return role.ErrNameTaken
+		}
+		return role.ErrIDTaken
+	}
+	if err != nil {
+		return fmt.Errorf("creating role %q: %w", r.Name, err)
+	}
+	return nil
+}
+
+// NextID implements role.Store.
+func (s *Store) NextID(ctx context.Context) (int64, error) {
+	var id int64
+	if err := s.pool.QueryRow(ctx, `SELECT coalesce(max(id), 0) + 1 FROM roles`).Scan(&id); err != nil {
+		return 0, fmt.Errorf("finding the next role id: %w", err)
+	}
+	return id, nil
+}

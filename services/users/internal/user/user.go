@@ -1,0 +1,279 @@
+// Package user is the business layer of users: reading, searching, creating
+// users and checking their credentials.
+package user
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"net/mail"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/eventreg/eventreg/libs/page"
+	"github.com/eventreg/eventreg/services/users/internal/password"
+)
+
+// Errors of the business layer.
+var (
+	ErrNotFound       = errors.New("user not found")
+	ErrBadCredentials = errors.New("bad credentials")
+	ErrTooManyIDs     = errors.New("too many ids")
+)
+
+// DuplicateError says a unique field (id, username, email) is taken.
+type DuplicateError struct{ Field string }
+
+func (e *DuplicateError) Error() string { return e.Field + " is already used by another user" }
+
+// Address is a postal address.
+type Address struct {
+	Line1   string
+	Line2   *string
+	City    string
+	State   string
+	Zipcode string
+	Country string
+}
+
+// User is a person.
+type User struct {
+	ID                int64
+	Username          string
+	Email             string
+	EmailVerified     bool
+	IdentityVerified  bool
+	FirstName         string
+	LastName          string
+	PreferredName     *string
+	BornAt            time.Time // a date, UTC midnight
+	Phone             *string
+	Newsletter        bool
+	ProfilePictureURL *string
+	Address           *Address
+}
+
+// Filter narrows a search. It is also what a page cursor is bound to, so its
+// JSON form must be canonical: Email is stored lower-cased.
+type Filter struct {
+	RoleID int64  `json:"roleId,omitempty"`
+	Email  string `json:"email,omitempty"`
+}
+
+// MaxSummaryIDs is the most users one Summaries call returns.
+const MaxSummaryIDs = 100
+
+// Store is what the business layer needs from the database.
+type Store interface {
+	Get(ctx context.Context, id int64) (User, error)
+	// Search returns up to ks.Limit+1 users with id > ks.After in id order;
+	// a role filter matches global memberships and those of conventionID.
+	Search(ctx context.Context, f Filter, conventionID string, ks page.Keyset) ([]User, error)
+	Summaries(ctx context.Context, ids []int64) ([]User, error)
+	// Credentials returns the id and password hash ("" for none) of the user
+	// whose username or email is login, ignoring case, or ErrNotFound.
+	Credentials(ctx context.Context, login string) (int64, string, error)
+	Create(ctx context.Context, u User, passwordHash *string) error
+	SetPassword(ctx context.Context, id int64, passwordHash string) error
+	NextID(ctx context.Context) (int64, error)
+}
+
+// Core holds the user rules.
+type Core struct {
+	store        Store
+	conventionID string
+	params       password.Params
+	verifier     *password.Verifier
+}
+
+// NewCore returns the user business layer for the current convention.
+func NewCore(store Store, conventionID string, params password.Params) (*Core, error) {
+	v, err := password.NewVerifier(params)
+	if err != nil {
+		return nil, fmt.Errorf("preparing the password verifier: %w", err)
+	}
+	return &Core{store: store, conventionID: conventionID, params: params, verifier: v}, nil
+}
+
+// Get returns one user or ErrNotFound.
+func (c *Core) Get(ctx context.Context, id int64) (User, error) {
+	return c.store.Get(ctx, id)
+}
+
+// Search returns a keyset page (up to ks.Limit+1 rows) of users matching f.
+func (c *Core) Search(ctx context.Context, f Filter, ks page.Keyset) ([]User, error) {
+	return c.store.Search(ctx, f, c.conventionID, ks)
+}
+
+// Summaries returns the users among ids (unknown ids are left out).
+func (c *Core) Summaries(ctx context.Context, ids []int64) ([]User, error) {
+	if len(ids) > MaxSummaryIDs {
+		return nil, ErrTooManyIDs
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	return c.store.Summaries(ctx, ids)
+}
+
+// Verify checks a username or email and a password and returns the user id,
+// or ErrBadCredentials. It takes as long for an unknown login as for a known one.
+func (c *Core) Verify(ctx context.Context, login, pw string) (int64, error) {
+	login = strings.TrimSpace(login)
+	var id int64
+	var hash string
+	if login != "" && len(login) <= 320 && pw != "" && len(pw) <= 4*password.MaxLength {
+		var err error
+		id, hash, err = c.store.Credentials(ctx, login)
+		if err != nil && !errors.Is(err, ErrNotFound) {
+			return 0, err
+		}
+	}
+	if !c.verifier.Check(pw, hash) {
+		return 0, ErrBadCredentials
+	}
+	return id, nil
+}
+
+// NewUser is what Create needs; ID 0 picks the next free id.
+type NewUser struct {
+	User
+	Password *string
+}
+
+// Create validates and stores a new user. Problems with the input come back
+// as a *ValidationError.
+func (c *Core) Create(ctx context.Context, nu NewUser) (User, error) {
+	u := nu.User
+	if u.ID == 0 {
+		id, err := c.store.NextID(ctx)
+		if err != nil {
+			return User{}, err
+		}
+		u.ID = id
+	}
+	problems := Validate(u)
+	var hash *string
+	if nu.Password != nil {
+		if err := password.Check(*nu.Password); err != nil {
+			problems["password"] = err.Error()
+		} else {
+			h, err := password.Hash(*nu.Password, c.params)
+			if err != nil {
+				return User{}, err
+			}
+			hash = &h
+		}
+	}
+	if len(problems) > 0 {
+		return User{}, &ValidationError{Fields: problems}
+	}
+	if err := c.store.Create(ctx, u, hash); err != nil {
+		return User{}, err
+	}
+	return u, nil
+}
+
+// SetPassword replaces a user's password.
+func (c *Core) SetPassword(ctx context.Context, id int64, pw string) error {
+	if err := password.Check(pw); err != nil {
+		return &ValidationError{Fields: map[string]string{"password": err.Error()}}
+	}
+	h, err := password.Hash(pw, c.params)
+	if err != nil {
+		return err
+	}
+	return c.store.SetPassword(ctx, id, h)
+}
+
+// ValidationError lists what is wrong with a user, by field.
+type ValidationError struct{ Fields map[string]string }
+
+func (e *ValidationError) Error() string {
+	parts := make([]string, 0, len(e.Fields))
+	for _, k := range sortedKeys(e.Fields) {
+		parts = append(parts, k+": "+e.Fields[k])
+	}
+	return "invalid user: " + strings.Join(parts, "; ")
+}
+
+var (
+	e164    = regexp.MustCompile(`^\+[1-9][0-9]{1,14}$`)
+	country = regexp.MustCompile(`^[A-Z]{2}$`)
+)
+
+// Validate returns what is wrong with u, keyed by the field name of the
+// fixture format; empty when nothing is.
+func Validate(u User) map[string]string {
+	p := map[string]string{}
+	text := func(field, v string, required bool, max int) {
+		switch {
+		case !utf8.ValidString(v):
+			p[field] = "must be valid UTF-8"
+		case required && strings.TrimSpace(v) == "":
+			p[field] = "must not be empty"
+		case utf8.RuneCountInString(v) > max:
+			p[field] = fmt.Sprintf("must be at most %d characters", max)
+		}
+	}
+	if u.ID <= 0 {
+		p["id"] = "must be a positive integer"
+	}
+	text("username", u.Username, true, 64)
+	if strings.ContainsAny(u.Username, "@ \t\r\n") {
+		p["username"] = "must not contain @ or spaces"
+	}
+	text("email", u.Email, true, 254)
+	if _, ok := p["email"]; !ok {
+		if a, err := mail.ParseAddress(u.Email); err != nil || a.Address != u.Email || a.Name != "" {
+			p["email"] = "must be an email address such as name@example.org"
+		}
+	}
+	text("firstName", u.FirstName, true, 200)
+	text("lastName", u.LastName, true, 200)
+	if u.PreferredName != nil {
+		text("preferredName", *u.PreferredName, false, 200)
+	}
+	if u.BornAt.IsZero() {
+		p["bornAt"] = "must be a date YYYY-MM-DD"
+	} else if u.BornAt.Year() < 1900 || u.BornAt.After(time.Now()) {
+		p["bornAt"] = "must be a date between 1900-01-01 and today"
+	}
+	if u.Phone != nil && !e164.MatchString(*u.Phone) {
+		p["phone"] = "must be an E.164 number such as +15555550100"
+	}
+	if u.ProfilePictureURL != nil {
+		if pu, err := url.Parse(*u.ProfilePictureURL); err != nil || (pu.Scheme != "https" && pu.Scheme != "http") || pu.Host == "" || len(*u.ProfilePictureURL) > 2048 {
+			p["profilePictureUrl"] = "must be an http(s) URL"
+		}
+	}
+	if a := u.Address; a != nil {
+		text("address.addressLine1", a.Line1, true, 200)
+		if a.Line2 != nil {
+			text("address.addressLine2", *a.Line2, false, 200)
+		}
+		text("address.addressCity", a.City, true, 200)
+		text("address.addressState", a.State, false, 200)
+		text("address.addressZipcode", a.Zipcode, false, 40)
+		if !country.MatchString(a.Country) {
+			p["address.addressCountry"] = "must be a two-letter ISO 3166-1 code in capitals, such as US"
+		}
+	}
+	return p
+}
+
+// ParseDate reads a YYYY-MM-DD date.
+func ParseDate(s string) (time.Time, error) {
+	t, err := time.Parse(time.DateOnly, s)
+	if err != nil {
+		return time.Time{}, errors.New("must be a date YYYY-MM-DD")
+	}
+	return t, nil
+}
+
+func sortedKeys(m map[string]string) []string { return slices.Sorted(maps.Keys(m)) }

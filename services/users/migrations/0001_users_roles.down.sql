@@ -1,0 +1,3 @@
+DROP TABLE IF EXISTS role_members;
+DROP TABLE IF EXISTS roles;
+DROP TABLE IF EXISTS users;

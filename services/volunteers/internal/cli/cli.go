@@ -1,0 +1,166 @@
+// Package cli is the volunteers command tree: serve, migrate, import and generate.
+package cli
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/eventreg/eventreg/libs/fixture"
+	"github.com/eventreg/eventreg/libs/page"
+	"github.com/eventreg/eventreg/libs/pgdb"
+	"github.com/eventreg/eventreg/libs/service"
+	"github.com/eventreg/eventreg/libs/usersapi"
+	"github.com/eventreg/eventreg/services/volunteers/internal/config"
+	"github.com/eventreg/eventreg/services/volunteers/internal/volunteer"
+	"github.com/eventreg/eventreg/services/volunteers/internal/volunteerapi"
+	"github.com/eventreg/eventreg/services/volunteers/internal/volunteerstore"
+	"github.com/eventreg/eventreg/services/volunteers/migrations"
+)
+
+// Root returns the `volunteers` command.
+func Root() *cobra.Command {
+	root := service.NewRoot("volunteers", "Volunteers and volunteer departments of the current convention")
+	root.AddCommand(
+		serveCommand(),
+		service.MigrateCommand(migrations.Set(), loadDatabase),
+		importCommand(),
+		generateCommand(),
+	)
+	return root
+}
+
+func loadDatabase() (service.DatabaseConfig, error) {
+	cfg, err := config.Load[config.Admin]()
+	return cfg.DatabaseConfig, err
+}
+
+func serveCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "serve",
+		Short: "Serve the public and internal listeners until SIGTERM",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := config.Load[config.Serve]()
+			if err != nil {
+				return err
+			}
+			return Serve(cmd.Context(), cfg)
+		},
+	}
+}
+
+// Serve runs the service: config → runtime (logger, telemetry, database,
+// servers) → token validation → business → routes → serve until ctx ends.
+func Serve(ctx context.Context, cfg config.Serve) error {
+	rt, err := service.Start(ctx, "volunteers", cfg.Base, migrations.Set())
+	if err != nil {
+		return err
+	}
+	deps, err := service.StartResource(ctx, rt, cfg.Resource)
+	if err != nil {
+		return err
+	}
+	users := usersapi.NewClient(cfg.UsersInternalURL, cfg.UsersTimeout)
+	svc := volunteer.NewService(volunteerstore.New(rt.Pool), users, cfg.ConventionID)
+	h := volunteerapi.New(svc, page.Paginator{Codec: deps.Cursor, Query: "volunteers.search"}, rt.Log)
+	volunteerapi.Register(rt.Server.Public, rt.Server.Internal, deps.Protected, h)
+	return rt.Serve(ctx)
+}
+
+func withStore(ctx context.Context, f func(cfg config.Admin, st *volunteerstore.Store) error) error {
+	cfg, err := config.Load[config.Admin]()
+	if err != nil {
+		return err
+	}
+	pool, err := pgdb.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	return f(cfg, volunteerstore.New(pool))
+}
+
+func importCommand() *cobra.Command {
+	var output string
+	cmd := &cobra.Command{
+		Use:   "import FILE",
+		Short: "Load the departments and volunteers of a fixture file (idempotent, all or nothing)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return withStore(cmd.Context(), func(cfg config.Admin, st *volunteerstore.Store) error {
+				doc, err := fixture.Load(args[0])
+				if err != nil {
+					return err
+				}
+				convention := doc.ConventionID
+				if convention == "" {
+					convention = cfg.ConventionID
+				}
+				known, err := st.DepartmentIDs(cmd.Context())
+				if err != nil {
+					return err
+				}
+				deps, vols, err := volunteer.FromFixture(convention, doc.Departments, doc.Volunteers, known)
+				if err != nil {
+					return err
+				}
+				res, err := st.Import(cmd.Context(), deps, vols)
+				if err != nil {
+					return err
+				}
+				if output == "json" {
+					return service.PrintJSON(cmd.OutOrStdout(), map[string]any{"conventionId": convention,
+						"departments": map[string]int64{"inserted": res.DepartmentsInserted, "updated": res.DepartmentsUpdated, "unchanged": res.DepartmentsUnchanged},
+						"volunteers":  map[string]int64{"inserted": res.Inserted, "updated": res.Updated, "unchanged": res.Unchanged}})
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "departments: %d inserted, %d updated, %d unchanged\n",
+					res.DepartmentsInserted, res.DepartmentsUpdated, res.DepartmentsUnchanged)
+				fmt.Fprintf(cmd.OutOrStdout(), "volunteers of convention %s: %d inserted, %d updated, %d unchanged\n",
+					convention, res.Inserted, res.Updated, res.Unchanged)
+				return nil
+			})
+		},
+	}
+	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
+	return cmd
+}
+
+func generateCommand() *cobra.Command {
+	var o volunteerstore.GenerateOptions
+	cmd := &cobra.Command{
+		Use:   "generate",
+		Short: "Write synthetic volunteers (and departments) for benchmarks (COPY, with progress)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return withStore(cmd.Context(), func(cfg config.Admin, st *volunteerstore.Store) error {
+				if o.ConventionID == "" {
+					o.ConventionID = cfg.ConventionID
+				}
+				if o.ConventionID == "" {
+					return fmt.Errorf("generate: give --convention or set CONVENTION_ID")
+				}
+				if o.UsersTo == 0 {
+					o.UsersTo = o.UsersFrom + o.Count - 1
+				}
+				o.Progress = cmd.OutOrStdout()
+				start := time.Now()
+				n, err := st.Generate(cmd.Context(), o)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "generated %d volunteers of convention %s for users %d..%d in %s\n",
+					n, o.ConventionID, o.UsersFrom, o.UsersTo, time.Since(start).Round(time.Millisecond))
+				return nil
+			})
+		},
+	}
+	cmd.Flags().Int64Var(&o.Count, "volunteers", 1000, "how many volunteers to write")
+	cmd.Flags().Int64Var(&o.UsersFrom, "users-from", 1, "lowest user id")
+	cmd.Flags().Int64Var(&o.UsersTo, "users-to", 0, "highest user id (default: users-from + volunteers - 1)")
+	cmd.Flags().Int64Var(&o.Departments, "departments", 20, "departments 1..N to create when missing (leads: the first N users)")
+	cmd.Flags().StringVar(&o.ConventionID, "convention", "", "convention of the volunteers (default CONVENTION_ID)")
+	return cmd
+}

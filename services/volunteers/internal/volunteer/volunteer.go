@@ -1,0 +1,193 @@
+// Package volunteer is the business layer of volunteers and departments: reading them with their users' summaries, the volunteer status the users service asks for, and validating fixture data.
+package volunteer
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/eventreg/eventreg/libs/eventoption"
+	"github.com/eventreg/eventreg/libs/page"
+	"github.com/eventreg/eventreg/libs/usersapi"
+	"github.com/eventreg/eventreg/libs/usersummary"
+)
+
+// ErrNotFound is returned when the user has no volunteer record in the
+// convention (or the user no longer exists).
+var ErrNotFound = errors.New("volunteer not found")
+
+// States a volunteer can have towards a department.
+var States = []string{"experience", "interest", "avoid", "assignment", "request"}
+
+// ContactMethod is one way to reach a volunteer.
+type ContactMethod struct {
+	Name      string `json:"name"`
+	IsPrimary bool   `json:"isPrimary"`
+	Value     string `json:"value"`
+}
+
+// Choice is a volunteer's relation to a department as stored.
+type Choice struct {
+	DepartmentID int64    `json:"id"`
+	States       []string `json:"states"`
+}
+
+// Assignment is a choice with the department's name, as read.
+type Assignment struct {
+	DepartmentID int64
+	Name         string
+	States       []string
+}
+
+// Volunteer is one user's volunteer application for one convention.
+type Volunteer struct {
+	ConventionID   string
+	UserID         int64
+	ContactMethods []ContactMethod
+	Choices        []Choice     // written
+	Departments    []Assignment // read
+	Options        []eventoption.Option
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+}
+
+// Department is a volunteer department of the organization.
+type Department struct {
+	ID              int64
+	Name            string
+	Email           string
+	PubliclyVisible bool
+	Leads           []int64
+}
+
+// Status is what the users service asks about a user.
+type Status struct {
+	IsVolunteer      bool
+	IsDepartmentLead bool
+}
+
+// WithUser is a volunteer and the summary of its user.
+type WithUser struct {
+	Volunteer
+	User usersapi.UserSummary
+}
+
+// DepartmentWithLeads is a department and its leads' summaries.
+type DepartmentWithLeads struct {
+	Department
+	LeadSummaries []usersapi.UserSummary
+}
+
+// Store is what the business layer needs from storage.
+type Store interface {
+	// Get returns ErrNotFound when there is none.
+	Get(ctx context.Context, conventionID string, userID int64) (Volunteer, error)
+	// Search returns up to ks.Limit+1 volunteers with user id > ks.After in user id order.
+	Search(ctx context.Context, conventionID string, ks page.Keyset) ([]Volunteer, error)
+	// Departments returns every department in id order.
+	Departments(ctx context.Context) ([]Department, error)
+	// Status tells whether the user volunteers in the convention and leads a department.
+	Status(ctx context.Context, conventionID string, userID int64) (Status, error)
+}
+
+// Service reads volunteers of one convention.
+type Service struct {
+	store      Store
+	users      usersummary.Source
+	convention string
+}
+
+// NewService returns the service for convention.
+func NewService(store Store, users usersummary.Source, convention string) *Service {
+	return &Service{store: store, users: users, convention: convention}
+}
+
+// Get returns the user's volunteer record in the current convention.
+func (s *Service) Get(ctx context.Context, userID int64) (WithUser, error) {
+	v, err := s.store.Get(ctx, s.convention, userID)
+	if err != nil {
+		return WithUser{}, err
+	}
+	users, err := usersummary.Fetch(ctx, s.users, []int64{userID})
+	if err != nil {
+		return WithUser{}, err
+	}
+	u, ok := users[userID]
+	if !ok {
+		return WithUser{}, ErrNotFound
+	}
+	return WithUser{Volunteer: v, User: u}, nil
+}
+
+// Page is one page of a search. Last is the user id the next page starts
+// after; More tells whether there is one.
+type Page struct {
+	Items []WithUser
+	Last  int64
+	More  bool
+}
+
+// Search returns one page of volunteers in user id order with one call to the
+// users service for the whole page. Volunteers whose user no longer exists are
+// left out (as Get answers 404 for them).
+func (s *Service) Search(ctx context.Context, ks page.Keyset) (Page, error) {
+	rows, err := s.store.Search(ctx, s.convention, ks)
+	if err != nil {
+		return Page{}, err
+	}
+	p := Page{Items: make([]WithUser, 0, len(rows))}
+	if len(rows) > ks.Limit {
+		rows, p.More = rows[:ks.Limit], true
+	}
+	if len(rows) == 0 {
+		return p, nil
+	}
+	p.Last = rows[len(rows)-1].UserID
+	ids := make([]int64, len(rows))
+	for i, v := range rows {
+		ids[i] = v.UserID
+	}
+	users, err := usersummary.Fetch(ctx, s.users, ids)
+	if err != nil {
+		return Page{}, err
+	}
+	for _, v := range rows {
+		if u, ok := users[v.UserID]; ok {
+			p.Items = append(p.Items, WithUser{Volunteer: v, User: u})
+		}
+	}
+	return p, nil
+}
+
+// Departments returns every department with its leads' summaries, fetched in
+// one batch (leads the users service does not know are left out).
+func (s *Service) Departments(ctx context.Context) ([]DepartmentWithLeads, error) {
+	deps, err := s.store.Departments(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var ids []int64
+	for _, d := range deps {
+		ids = append(ids, d.Leads...)
+	}
+	users, err := usersummary.Fetch(ctx, s.users, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]DepartmentWithLeads, len(deps))
+	for i, d := range deps {
+		out[i] = DepartmentWithLeads{Department: d, LeadSummaries: []usersapi.UserSummary{}}
+		for _, id := range d.Leads {
+			if u, ok := users[id]; ok {
+				out[i].LeadSummaries = append(out[i].LeadSummaries, u)
+			}
+		}
+	}
+	return out, nil
+}
+
+// Status tells the users service whether the user volunteers in the current
+// convention and leads a department; an unknown user is neither.
+func (s *Service) Status(ctx context.Context, userID int64) (Status, error) {
+	return s.store.Status(ctx, s.convention, userID)
+}

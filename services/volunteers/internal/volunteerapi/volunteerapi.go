@@ -1,0 +1,174 @@
+// Package volunteerapi serves the public volunteers endpoints (search, a user's volunteer record, departments) and the internal volunteer status for the users service.
+package volunteerapi
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+	"strconv"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/eventreg/eventreg/libs/apierror"
+	"github.com/eventreg/eventreg/libs/apireply"
+	"github.com/eventreg/eventreg/libs/eventoption"
+	"github.com/eventreg/eventreg/libs/jsonbody"
+	"github.com/eventreg/eventreg/libs/page"
+	"github.com/eventreg/eventreg/libs/userid"
+	"github.com/eventreg/eventreg/libs/usersapi"
+	"github.com/eventreg/eventreg/libs/volunteersapi"
+	"github.com/eventreg/eventreg/services/volunteers/internal/volunteer"
+)
+
+// Scope is what every public volunteers endpoint needs.
+const Scope = "volunteer:read"
+
+// TimeFormat is RFC 3339 in UTC with milliseconds.
+const TimeFormat = "2006-01-02T15:04:05.000Z07:00"
+
+// Handler serves the endpoints.
+type Handler struct {
+	svc   *volunteer.Service
+	pager page.Paginator
+	log   *slog.Logger
+}
+
+// New returns the handler.
+func New(svc *volunteer.Service, pager page.Paginator, log *slog.Logger) *Handler {
+	return &Handler{svc: svc, pager: pager, log: log}
+}
+
+// Register adds the public routes behind protected (the middleware chain that
+// requires a scope) and the internal route of libs/volunteersapi.
+func Register(public, internal gin.IRoutes, protected func(scope string) []gin.HandlerFunc, h *Handler) {
+	public.POST("/api/v0/volunteers/search", append(protected(Scope), h.search)...)
+	public.GET("/api/v0/users/:id/volunteer", append(protected(Scope), h.get)...)
+	public.GET("/api/v0/volunteers/departments", append(protected(Scope), h.departments)...)
+	internal.GET(volunteersapi.PathStatus, h.status)
+}
+
+func (h *Handler) get(c *gin.Context) {
+	id, ok := userid.Parse(c.Param("id"))
+	if !ok {
+		apierror.Abort(c, apierror.NotFound("No such user."))
+		return
+	}
+	v, err := h.svc.Get(c.Request.Context(), id)
+	if errors.Is(err, volunteer.ErrNotFound) {
+		apierror.Abort(c, apierror.NotFound("The user has no volunteer record for this convention."))
+		return
+	}
+	if err != nil {
+		apireply.Error(c, h.log, err)
+		return
+	}
+	c.JSON(http.StatusOK, toJSON(v))
+}
+
+func (h *Handler) search(c *gin.Context) {
+	var req page.Request
+	if e := jsonbody.Decode(c, &req, jsonbody.Options{EmptyAsObject: true}); e != nil {
+		apierror.Abort(c, e)
+		return
+	}
+	limit, e := req.LimitValue()
+	if e != nil {
+		apierror.Abort(c, e)
+		return
+	}
+	ks, e := h.pager.Start(req.NextPage, limit, nil)
+	if e != nil {
+		apierror.Abort(c, e)
+		return
+	}
+	p, err := h.svc.Search(c.Request.Context(), ks)
+	if err != nil {
+		apireply.Error(c, h.log, err)
+		return
+	}
+	resp := page.Response[volunteerJSON]{Data: make([]volunteerJSON, len(p.Items)), HasMore: p.More}
+	for i, v := range p.Items {
+		resp.Data[i] = toJSON(v)
+	}
+	if p.More {
+		next := h.pager.Codec.Encode(h.pager.Query, nil, p.Last)
+		resp.NextPage = &next
+	}
+	c.JSON(http.StatusOK, resp)
+}
+
+func (h *Handler) departments(c *gin.Context) {
+	deps, err := h.svc.Departments(c.Request.Context())
+	if err != nil {
+		apireply.Error(c, h.log, err)
+		return
+	}
+	out := make([]departmentJSON, len(deps))
+	for i, d := range deps {
+		out[i] = departmentJSON{ID: strconv.FormatInt(d.ID, 10), Email: d.Email, Name: d.Name,
+			PubliclyVisible: d.PubliclyVisible, Leads: d.LeadSummaries}
+	}
+	c.JSON(http.StatusOK, out)
+}
+
+// status answers the users service (libs/volunteersapi); an unknown user is
+// neither a volunteer nor a lead.
+func (h *Handler) status(c *gin.Context) {
+	id, ok := userid.Parse(c.Param("id"))
+	if !ok {
+		apierror.Abort(c, apierror.Validation("The user id must be a positive whole number.", map[string]string{"id": "must be a positive whole number"}))
+		return
+	}
+	st, err := h.svc.Status(c.Request.Context(), id)
+	if err != nil {
+		apireply.Error(c, h.log, err)
+		return
+	}
+	c.JSON(http.StatusOK, volunteersapi.Status{IsVolunteer: st.IsVolunteer, IsDepartmentLead: st.IsDepartmentLead})
+}
+
+// volunteerJSON is a volunteer as the API renders it.
+type volunteerJSON struct {
+	CreatedAt      string                    `json:"createdAt"`
+	UpdatedAt      string                    `json:"updatedAt"`
+	ContactMethods []volunteer.ContactMethod `json:"contactMethods"`
+	Departments    []assignmentJSON          `json:"departments"`
+	User           usersapi.UserSummary      `json:"user"`
+	Options        []eventoption.Option      `json:"options"`
+}
+
+type assignmentJSON struct {
+	ID     string   `json:"id"`
+	Name   string   `json:"name"`
+	States []string `json:"states"`
+}
+
+type departmentJSON struct {
+	ID              string                 `json:"id"`
+	Email           string                 `json:"email"`
+	Name            string                 `json:"name"`
+	PubliclyVisible bool                   `json:"publiclyVisible"`
+	Leads           []usersapi.UserSummary `json:"leads"`
+}
+
+func toJSON(v volunteer.WithUser) volunteerJSON {
+	out := volunteerJSON{
+		CreatedAt: v.CreatedAt.UTC().Format(TimeFormat), UpdatedAt: v.UpdatedAt.UTC().Format(TimeFormat),
+		ContactMethods: v.ContactMethods, Departments: make([]assignmentJSON, len(v.Departments)),
+		User: v.User, Options: v.Options,
+	}
+	if out.ContactMethods == nil {
+		out.ContactMethods = []volunteer.ContactMethod{}
+	}
+	if out.Options == nil {
+		out.Options = []eventoption.Option{}
+	}
+	for i, d := range v.Departments {
+		states := d.States
+		if states == nil {
+			states = []string{}
+		}
+		out.Departments[i] = assignmentJSON{ID: strconv.FormatInt(d.DepartmentID, 10), Name: d.Name, States: states}
+	}
+	return out
+}

@@ -1,0 +1,120 @@
+// Package volunteerstore keeps volunteers and departments in PostgreSQL: keyset-paginated reads, the volunteer status, bulk import and the benchmark data generator.
+package volunteerstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/eventreg/eventreg/libs/page"
+	"github.com/eventreg/eventreg/services/volunteers/internal/volunteer"
+)
+
+// Store implements volunteer.Store.
+type Store struct {
+	pool *pgxpool.Pool
+}
+
+// New returns a store on pool.
+func New(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
+
+// columns renders a volunteer with its departments' names joined in, in the
+// order the volunteer gave them.
+const columns = `v.convention_id, v.user_id, v.contact_methods, v.options, v.created_at, v.updated_at,
+	COALESCE((SELECT jsonb_agg(jsonb_build_object('id', d.id, 'name', d.name, 'states', c.value -> 'states') ORDER BY c.ord)
+	          FROM jsonb_array_elements(v.departments) WITH ORDINALITY AS c(value, ord)
+	          JOIN departments d ON d.id = (c.value ->> 'id')::bigint), '[]'::jsonb)`
+
+const (
+	getSQL = `SELECT ` + columns + ` FROM volunteers v WHERE v.convention_id = $1 AND v.user_id = $2`
+	// The keyset query reads the primary key index (convention_id, user_id)
+	// from the cursor on: the cost of a page does not grow with its depth.
+	searchSQL = `SELECT ` + columns + ` FROM volunteers v
+		WHERE v.convention_id = $1 AND v.user_id > $2 ORDER BY v.user_id LIMIT $3`
+	departmentsSQL = `SELECT id, name, email, publicly_visible, leads FROM departments ORDER BY id`
+	statusSQL      = `SELECT
+		EXISTS (SELECT 1 FROM volunteers WHERE convention_id = $1 AND user_id = $2),
+		EXISTS (SELECT 1 FROM departments WHERE leads @> ARRAY[$2::bigint])`
+)
+
+// Get returns the user's volunteer record in convention.
+func (s *Store) Get(ctx context.Context, conventionID string, userID int64) (volunteer.Volunteer, error) {
+	v, err := scan(s.pool.QueryRow(ctx, getSQL, conventionID, userID))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return v, volunteer.ErrNotFound
+	}
+	if err != nil {
+		return v, fmt.Errorf("reading the volunteer record of user %d: %w", userID, err)
+	}
+	return v, nil
+}
+
+// Search returns up to ks.Limit+1 volunteers after ks.After.
+func (s *Store) Search(ctx context.Context, conventionID string, ks page.Keyset) ([]volunteer.Volunteer, error) {
+	rows, err := s.pool.Query(ctx, searchSQL, conventionID, ks.After, ks.Limit+1)
+	if err != nil {
+		return nil, fmt.Errorf("searching volunteers: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (volunteer.Volunteer, error) { return scan(row) })
+	if err != nil {
+		return nil, fmt.Errorf("searching volunteers: %w", err)
+	}
+	return out, nil
+}
+
+// Departments returns every department.
+func (s *Store) Departments(ctx context.Context) ([]volunteer.Department, error) {
+	rows, err := s.pool.Query(ctx, departmentsSQL)
+	if err != nil {
+		return nil, fmt.Errorf("listing departments: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (volunteer.Department, error) {
+		var d volunteer.Department
+		err := row.Scan(&d.ID, &d.Name, &d.Email, &d.PubliclyVisible, &d.Leads)
+		return d, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listing departments: %w", err)
+	}
+	return out, nil
+}
+
+// Status tells whether the user volunteers in convention and leads a department.
+func (s *Store) Status(ctx context.Context, conventionID string, userID int64) (volunteer.Status, error) {
+	var st volunteer.Status
+	if err := s.pool.QueryRow(ctx, statusSQL, conventionID, userID).Scan(&st.IsVolunteer, &st.IsDepartmentLead); err != nil {
+		return st, fmt.Errorf("reading the volunteer status of user %d: %w", userID, err)
+	}
+	return st, nil
+}
+
+func scan(row pgx.Row) (volunteer.Volunteer, error) {
+	var v volunteer.Volunteer
+	var contacts, options, departments []byte
+	if err := row.Scan(&v.ConventionID, &v.UserID, &contacts, &options, &v.CreatedAt, &v.UpdatedAt, &departments); err != nil {
+		return v, err
+	}
+	if err := json.Unmarshal(contacts, &v.ContactMethods); err != nil {
+		return v, fmt.Errorf("decoding the contact methods of user %d: %w", v.UserID, err)
+	}
+	if err := json.Unmarshal(options, &v.Options); err != nil {
+		return v, fmt.Errorf("decoding the options of user %d: %w", v.UserID, err)
+	}
+	var deps []struct {
+		ID     int64    `json:"id"`
+		Name   string   `json:"name"`
+		States []string `json:"states"`
+	}
+	if err := json.Unmarshal(departments, &deps); err != nil {
+		return v, fmt.Errorf("decoding the departments of user %d: %w", v.UserID, err)
+	}
+	v.Departments = make([]volunteer.Assignment, len(deps))
+	for i, d := range deps {
+		v.Departments[i] = volunteer.Assignment{DepartmentID: d.ID, Name: d.Name, States: d.States}
+	}
+	return v, nil
+}

@@ -1,0 +1,2 @@
+DROP TABLE volunteers;
+DROP TABLE departments;
