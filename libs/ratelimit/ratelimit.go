@@ -5,7 +5,9 @@ package ratelimit
 
 import (
 	"context"
+	"errors"
 	"log/slog"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -21,6 +23,45 @@ import (
 // second with bursts of 100, far above what a well-behaved integration paging
 // through a search needs.
 var DefaultLimit = redis_rate.PerSecond(100)
+
+// Config is the per-client limit of a resource service's public API, read
+// from the environment (embedded in service.Resource).
+type Config struct {
+	// PerSecond is the sustained rate each client gets; 0 turns limiting off.
+	PerSecond int `env:"RATE_LIMIT_PER_SECOND" envDefault:"100"`
+	// Burst is how many requests a client may send at once; 0 means PerSecond.
+	Burst int `env:"RATE_LIMIT_BURST" envDefault:"0"`
+}
+
+// Validate rejects negative values.
+func (c Config) Validate() error {
+	var errs []error
+	if c.PerSecond < 0 {
+		errs = append(errs, errors.New("RATE_LIMIT_PER_SECOND must be 0 (off) or more"))
+	}
+	if c.Burst < 0 {
+		errs = append(errs, errors.New("RATE_LIMIT_BURST must be 0 (same as the rate) or more"))
+	}
+	return errors.Join(errs...)
+}
+
+// Limit is the configured limit.
+func (c Config) Limit() redis_rate.Limit {
+	burst := c.Burst
+	if burst == 0 {
+		burst = c.PerSecond
+	}
+	return redis_rate.Limit{Rate: c.PerSecond, Burst: burst, Period: time.Second}
+}
+
+// Middleware returns the limiting middleware for service, or nil when
+// limiting is off (no Redis, or PerSecond 0).
+func (c Config) Middleware(rdb *redis.Client, service string, log *slog.Logger) gin.HandlerFunc {
+	if rdb == nil || c.PerSecond == 0 {
+		return nil
+	}
+	return New(rdb, service, c.Limit(), log).Middleware()
+}
 
 // redisBudget bounds the limiter's Redis round trip: past it the request is
 // served unlimited rather than delayed.
@@ -40,10 +81,12 @@ func New(rdb *redis.Client, service string, limit redis_rate.Limit, log *slog.Lo
 	return &Limiter{limiter: redis_rate.NewLimiter(rdb), limit: limit, prefix: service + ":rl:", log: log}
 }
 
-// Middleware answers 429 with Retry-After to a client over its limit. It must
-// follow tokenauth's middleware: the key is the token's client id. A request
-// is served when Redis fails or is slow (fail open), logged at most once a
-// minute.
+// Middleware answers 429 with Retry-After to a client over its limit and
+// sets the RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset and
+// RateLimit-Policy headers (draft-ietf-httpapi-ratelimit-headers) on every
+// answer it counts. It must follow tokenauth's middleware: the key is the
+// token's client id. A request is served when Redis fails or is slow (fail
+// open), logged at most once a minute.
 func (l *Limiter) Middleware() gin.HandlerFunc {
 	return func(c *gin.Context) {
 		claims := tokenauth.FromContext(c)
@@ -60,12 +103,30 @@ func (l *Limiter) Middleware() gin.HandlerFunc {
 			c.Next()
 			return
 		}
+		setHeaders(c, l.limit, res)
 		if res.Allowed == 0 {
 			apierror.Abort(c, apierror.RateLimited(res.RetryAfter))
 			return
 		}
 		c.Next()
 	}
+}
+
+// setHeaders writes the client's quota: the burst, what is left of it and the
+// whole seconds until it is full again.
+func setHeaders(c *gin.Context, limit redis_rate.Limit, res *redis_rate.Result) {
+	h := c.Writer.Header()
+	h.Set("RateLimit-Limit", strconv.Itoa(limit.Burst))
+	h.Set("RateLimit-Remaining", strconv.Itoa(max(res.Remaining, 0)))
+	h.Set("RateLimit-Reset", strconv.Itoa(ceilSeconds(res.ResetAfter)))
+	h.Set("RateLimit-Policy", strconv.Itoa(limit.Burst)+";w="+strconv.Itoa(ceilSeconds(limit.Period)))
+}
+
+func ceilSeconds(d time.Duration) int {
+	if d <= 0 {
+		return 0
+	}
+	return int((d + time.Second - 1) / time.Second)
 }
 
 func (l *Limiter) failOpen(c *gin.Context, err error) {

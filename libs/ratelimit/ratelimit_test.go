@@ -6,12 +6,14 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/gin-gonic/gin"
 	"github.com/go-redis/redis_rate/v10"
 
+	"github.com/eventreg/eventreg/libs/config"
 	"github.com/eventreg/eventreg/libs/ratelimit"
 	"github.com/eventreg/eventreg/libs/redisdb"
 	"github.com/eventreg/eventreg/libs/testkit"
@@ -84,4 +86,64 @@ func TestFailsOpenWhenRedisIsDown(t *testing.T) {
 	if d := time.Since(start); d > 2*time.Second {
 		t.Fatalf("took %v", d)
 	}
+}
+
+func TestRateLimitHeaders(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs redis-server")
+	}
+	r, ts := router(t, testkit.NewRedis(t), redis_rate.Limit{Rate: 2, Burst: 2, Period: time.Second})
+	tok := ts.Sign(t, "client:611", time.Now().Add(time.Hour), "user:read")
+	t.Run("an allowed answer carries the quota and what is left of it", func(t *testing.T) {
+		w := get(r, tok)
+		h := w.Header()
+		if w.Code != 204 || h.Get("RateLimit-Limit") != "2" || h.Get("RateLimit-Remaining") != "1" ||
+			h.Get("RateLimit-Reset") != "1" || h.Get("RateLimit-Policy") != "2;w=1" || h.Get("Retry-After") != "" {
+			t.Fatalf("%d %v", w.Code, h)
+		}
+	})
+	t.Run("a refused answer is a 429 rateLimit error with Retry-After and nothing remaining", func(t *testing.T) {
+		get(r, tok)
+		w := get(r, tok)
+		h := w.Header()
+		if w.Code != 429 || h.Get("Retry-After") != "1" || h.Get("RateLimit-Remaining") != "0" || h.Get("RateLimit-Limit") != "2" {
+			t.Fatalf("%d %v", w.Code, h)
+		}
+		if !strings.Contains(w.Body.String(), `"rateLimit"`) {
+			t.Fatalf("body %s", w.Body)
+		}
+	})
+}
+
+func TestConfig(t *testing.T) {
+	t.Run("defaults are 100 a second with a burst of 100", func(t *testing.T) {
+		c, err := config.LoadFrom[ratelimit.Config](map[string]string{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l := c.Limit(); l.Rate != 100 || l.Burst != 100 || l.Period != time.Second {
+			t.Fatalf("%+v", l)
+		}
+	})
+	t.Run("rate and burst come from the environment", func(t *testing.T) {
+		c, err := config.LoadFrom[ratelimit.Config](map[string]string{"RATE_LIMIT_PER_SECOND": "5", "RATE_LIMIT_BURST": "20"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l := c.Limit(); l.Rate != 5 || l.Burst != 20 {
+			t.Fatalf("%+v", l)
+		}
+	})
+	t.Run("negative values are refused naming the variable", func(t *testing.T) {
+		_, err := config.LoadFrom[ratelimit.Config](map[string]string{"RATE_LIMIT_PER_SECOND": "-1"})
+		if err == nil || !strings.Contains(err.Error(), "RATE_LIMIT_PER_SECOND") {
+			t.Fatalf("%v", err)
+		}
+	})
+	t.Run("a rate of 0 or no Redis turns limiting off", func(t *testing.T) {
+		log := slog.New(slog.NewTextHandler(io.Discard, nil))
+		if (ratelimit.Config{PerSecond: 0}).Middleware(nil, "x", log) != nil || (ratelimit.Config{PerSecond: 5}).Middleware(nil, "x", log) != nil {
+			t.Fatal("middleware without a limit")
+		}
+	})
 }

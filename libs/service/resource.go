@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 
 	"github.com/eventreg/eventreg/libs/config"
 	"github.com/eventreg/eventreg/libs/cursor"
+	"github.com/eventreg/eventreg/libs/ratelimit"
 	"github.com/eventreg/eventreg/libs/redisdb"
 	"github.com/eventreg/eventreg/libs/tokenauth"
 )
@@ -24,11 +26,14 @@ type Resource struct {
 	CursorKey     string        `env:"CURSOR_KEY,required,unset"`
 	ConventionID  string        `env:"CONVENTION_ID,required"`
 	RedisURL      string        `env:"REDIS_URL"`
+	// RateLimit is the per-client limit of the public API (applied when
+	// Redis is configured; see ResourceDeps.RateLimit).
+	RateLimit ratelimit.Config
 }
 
 // Validate checks lengths the types cannot.
 func (r *Resource) Validate() error {
-	return config.MinLength("CURSOR_KEY", r.CursorKey, cursor.MinKeyLength)
+	return errors.Join(config.MinLength("CURSOR_KEY", r.CursorKey, cursor.MinKeyLength), r.RateLimit.Validate())
 }
 
 // ResourceDeps are what Resource builds for serve.
@@ -37,6 +42,9 @@ type ResourceDeps struct {
 	Cursor *cursor.Codec
 	// Redis is nil when REDIS_URL is not set.
 	Redis *redis.Client
+	// RateLimit limits each client's requests (Resource.RateLimit); nil when
+	// Redis is not set or the limit is off. Put it after Protected's chain.
+	RateLimit gin.HandlerFunc
 }
 
 // StartResource builds the token validator (keys fetched now and kept fresh
@@ -62,8 +70,19 @@ func StartResource(ctx context.Context, rt *Runtime, r Resource) (*ResourceDeps,
 		deps.Redis = rc
 		rt.Server.Metrics.MustRegister(redisdb.NewPoolCollector(rc))
 		rt.OnClose(func(context.Context) error { return rc.Close() })
+		deps.RateLimit = r.RateLimit.Middleware(rc, rt.Name, rt.Log)
 	}
 	return deps, nil
+}
+
+// ProtectedAndLimited is Protected followed by the client's rate limit (when
+// there is one): the chain of a public API route.
+func (d *ResourceDeps) ProtectedAndLimited(scope string) []gin.HandlerFunc {
+	chain := d.Protected(scope)
+	if d.RateLimit != nil {
+		chain = append(chain, d.RateLimit)
+	}
+	return chain
 }
 
 // Protected returns the middleware chain of a route needing scope.

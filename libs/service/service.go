@@ -67,6 +67,8 @@ func NewRoot(name, short string) *cobra.Command {
 
 // Runtime is what Start built for `serve`.
 type Runtime struct {
+	// Name is the service's name (the one given to Start).
+	Name   string
 	Log    *slog.Logger
 	Pool   *pgxpool.Pool
 	Server *httpserver.Server
@@ -96,7 +98,7 @@ func Start(ctx context.Context, name string, base Base, set migrations.Set) (*Ru
 	srv := httpserver.New(base.Config, log, name)
 	srv.AddReadinessCheck("postgresql", set.Check(pool))
 	srv.Metrics.MustRegister(pgxpoolprometheus.NewCollector(pool, map[string]string{"db_name": name}))
-	rt := &Runtime{Log: log, Pool: pool, Server: srv}
+	rt := &Runtime{Name: name, Log: log, Pool: pool, Server: srv}
 	rt.OnClose(shutdownTelemetry)
 	rt.OnClose(func(context.Context) error { pool.Close(); return nil })
 	return rt, nil
