@@ -26,6 +26,7 @@ import (
 	"github.com/eventreg/eventreg/libs/testkit"
 	"github.com/eventreg/eventreg/libs/usersapi"
 
+	"github.com/eventreg/eventreg/services/auth/internal/authmetrics"
 	"github.com/eventreg/eventreg/services/auth/internal/client"
 	"github.com/eventreg/eventreg/services/auth/internal/client/clientdb"
 	"github.com/eventreg/eventreg/services/auth/internal/clientsecret"
@@ -251,7 +252,7 @@ func Start(t testing.TB, opts Options) *Server {
 	}
 	// The issuer must be the public URL, as apps reach it.
 	cfg.Issuer = "http://" + srv.PublicAddr()
-	app, err := server.Build(ctx, cfg, log, pool, rdb, usersapi.NewClient(double.URL, 3*time.Second), srv.Public, srv.Internal)
+	app, err := server.Build(ctx, cfg, log, pool, rdb, usersapi.NewClient(double.URL, 3*time.Second), authmetrics.New(srv.Metrics), srv.Public, srv.Internal)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/eventreg/eventreg/libs/usersapi"
 
 	"github.com/eventreg/eventreg/services/auth/internal/authcode"
+	"github.com/eventreg/eventreg/services/auth/internal/authmetrics"
 	"github.com/eventreg/eventreg/services/auth/internal/client"
 	"github.com/eventreg/eventreg/services/auth/internal/consent"
 	"github.com/eventreg/eventreg/services/auth/internal/pkce"
@@ -59,6 +60,8 @@ type Deps struct {
 	AccountFailures *ratelimit.Failures
 	AddressFailures *ratelimit.Failures
 	Log             *slog.Logger
+	// Metrics counts failed sign-ins and consent decisions (nil: not counted).
+	Metrics *authmetrics.Metrics
 }
 
 // Handler serves the pages.
@@ -312,6 +315,7 @@ func (h *Handler) decide(c *gin.Context) {
 	}
 	switch c.PostForm("decision") {
 	case "deny":
+		h.Metrics.ConsentDecided(authmetrics.ConsentDenied)
 		h.redirectError(c, r, "access_denied", "the user denied the request")
 		return
 	case "authorize":
@@ -332,6 +336,7 @@ func (h *Handler) decide(c *gin.Context) {
 		h.unavailable(c)
 		return
 	}
+	h.Metrics.ConsentDecided(authmetrics.ConsentGranted)
 	h.issueCode(c, sess, r)
 }
 
@@ -403,6 +408,7 @@ func (h *Handler) login(c *gin.Context) {
 	}
 	userID, err := h.Users.Verify(ctx, username, password)
 	if errors.Is(err, usersapi.ErrBadCredentials) {
+		h.Metrics.LoginFailed()
 		h.loginFailed(c, next, username, account, address)
 		return
 	}

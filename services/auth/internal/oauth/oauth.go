@@ -16,6 +16,7 @@ import (
 
 	"github.com/eventreg/eventreg/services/auth/internal/accesstoken"
 	"github.com/eventreg/eventreg/services/auth/internal/authcode"
+	"github.com/eventreg/eventreg/services/auth/internal/authmetrics"
 	"github.com/eventreg/eventreg/services/auth/internal/client"
 	"github.com/eventreg/eventreg/services/auth/internal/pkce"
 	"github.com/eventreg/eventreg/services/auth/internal/ratelimit"
@@ -44,6 +45,8 @@ type Handler struct {
 	ClientFailures *ratelimit.Failures
 	Issuer         string
 	Log            *slog.Logger
+	// Metrics counts tokens, reuse and failures (nil: not counted).
+	Metrics *authmetrics.Metrics
 }
 
 // Register adds the routes to the public engine.
@@ -90,11 +93,13 @@ func (h *Handler) authenticate(c *gin.Context, p params) (client.Client, bool) {
 		limitKey = "malformed"
 	}
 	if wait, blocked := h.ClientFailures.Blocked(limitKey); blocked {
+		h.Metrics.ClientAuthFailed(authmetrics.ClientAuthThrottled)
 		h.fail(c, tooMany(wait))
 		return client.Client{}, false
 	}
 	cl, err := h.Clients.Authenticate(c.Request.Context(), id, secret)
 	if errors.Is(err, client.ErrAuthFailed) {
+		h.Metrics.ClientAuthFailed(authmetrics.ClientAuthInvalid)
 		wait, _, rerr := h.ClientFailures.Fail(c.Request.Context(), limitKey)
 		if rerr != nil {
 			h.Log.WarnContext(c.Request.Context(), "counting a client-authentication failure failed", "error", rerr.Error())
@@ -162,6 +167,7 @@ func (h *Handler) token(c *gin.Context) {
 		h.fail(c, e)
 		return
 	}
+	h.Metrics.TokenIssued(grant, string(cl.Kind))
 	c.Header("Cache-Control", "no-store")
 	c.Header("Pragma", "no-cache")
 	c.JSON(http.StatusOK, resp)
@@ -261,13 +267,13 @@ func (h *Handler) authorizationCode(ctx context.Context, cl client.Client, p par
 		if jti, rerr := h.Refresh.RevokeFamily(ctx, g.Family); rerr == nil {
 			_ = h.Denylist.Add(ctx, jti)
 		} else {
-			h.Log.Warn("revoking after a code replay failed", "error", rerr.Error())
+			h.Log.WarnContext(ctx, "revoking after a code replay failed", "error", rerr.Error())
 		}
 		return tokenResponse{}, oauthErr(apierror.OAuthInvalidGrant, "The authorization code was already used; the tokens issued with it are revoked.")
 	case errors.Is(err, authcode.ErrInvalid):
 		return tokenResponse{}, oauthErr(apierror.OAuthInvalidGrant, "The authorization code is invalid, expired, or was issued to another client, redirect URI or PKCE verifier.")
 	case err != nil:
-		h.Log.Warn("redeeming a code failed", "error", err.Error())
+		h.Log.WarnContext(ctx, "redeeming a code failed", "error", err.Error())
 		return tokenResponse{}, unavailable("The token store")
 	}
 	scopes := g.Scopes
@@ -290,7 +296,7 @@ func (h *Handler) authorizationCode(ctx context.Context, cl client.Client, p par
 		return h.respond(tok, refresh), nil
 	}
 	if err != nil {
-		h.Log.Warn("storing a refresh token failed", "error", err.Error())
+		h.Log.WarnContext(ctx, "storing a refresh token failed", "error", err.Error())
 		return tokenResponse{}, unavailable("The token store")
 	}
 	return h.respond(tok, refresh), nil
@@ -315,12 +321,13 @@ func (h *Handler) refreshToken(ctx context.Context, cl client.Client, p params) 
 	if errors.Is(err, refreshtoken.ErrInvalid) {
 		// Maybe a rotated token: Rotate detects the reuse and revokes the family.
 		if _, jti, rerr := h.Refresh.Rotate(ctx, raw, cl.ID, nil, ""); errors.Is(rerr, refreshtoken.ErrReused) {
+			h.Metrics.RefreshReuse()
 			_ = h.Denylist.Add(ctx, jti)
 		}
 		return tokenResponse{}, invalid
 	}
 	if err != nil {
-		h.Log.Warn("reading a refresh token failed", "error", err.Error())
+		h.Log.WarnContext(ctx, "reading a refresh token failed", "error", err.Error())
 		return tokenResponse{}, unavailable("The token store")
 	}
 	if fam.ClientID != cl.ID {
@@ -340,12 +347,13 @@ func (h *Handler) refreshToken(ctx context.Context, cl client.Client, p params) 
 	next, jti, err := h.Refresh.Rotate(ctx, raw, cl.ID, scopes, tok.Claims.ID)
 	switch {
 	case errors.Is(err, refreshtoken.ErrReused):
+		h.Metrics.RefreshReuse()
 		_ = h.Denylist.Add(ctx, jti, tok.Claims.ID)
 		return tokenResponse{}, invalid
 	case errors.Is(err, refreshtoken.ErrInvalid), errors.Is(err, refreshtoken.ErrWrongClient):
 		return tokenResponse{}, invalid
 	case err != nil:
-		h.Log.Warn("rotating a refresh token failed", "error", err.Error())
+		h.Log.WarnContext(ctx, "rotating a refresh token failed", "error", err.Error())
 		return tokenResponse{}, unavailable("The token store")
 	}
 	return h.respond(tok, next), nil

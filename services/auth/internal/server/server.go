@@ -20,6 +20,7 @@ import (
 
 	"github.com/eventreg/eventreg/services/auth/internal/accesstoken"
 	"github.com/eventreg/eventreg/services/auth/internal/authcode"
+	"github.com/eventreg/eventreg/services/auth/internal/authmetrics"
 	"github.com/eventreg/eventreg/services/auth/internal/browser"
 	"github.com/eventreg/eventreg/services/auth/internal/client"
 	"github.com/eventreg/eventreg/services/auth/internal/client/clientdb"
@@ -43,8 +44,9 @@ type App struct {
 }
 
 // Build wires everything onto public and internal. users is the users
-// service (usersapi.Client in production, a test double in tests).
-func Build(ctx context.Context, cfg config.Serve, log *slog.Logger, pool *pgxpool.Pool, rdb *redis.Client, users browser.Users, public, internal gin.IRouter) (*App, error) {
+// service (usersapi.Client in production, a test double in tests); metrics
+// receives the business counters (nil: not counted).
+func Build(ctx context.Context, cfg config.Serve, log *slog.Logger, pool *pgxpool.Pool, rdb *redis.Client, users browser.Users, metrics *authmetrics.Metrics, public, internal gin.IRouter) (*App, error) {
 	keys := signing.NewManager(keydb.New(pool), cfg.KEK(), signing.Config{
 		RotationPeriod: cfg.KeyRotationPeriod, ActivationDelay: cfg.KeyActivationDelay,
 		RefreshInterval: cfg.KeyRefreshInterval, MaxTokenTTL: cfg.AccessTokenTTL,
@@ -64,7 +66,7 @@ func Build(ctx context.Context, cfg config.Serve, log *slog.Logger, pool *pgxpoo
 	(&oauth.Handler{
 		Clients: clients, Tokens: tokens, Codes: codes, Refresh: refresh, Denylist: denylist,
 		ClientFailures: ratelimit.NewFailures(rdb, "client", cfg.ClientAuthFailures, cfg.ClientFailureWindow),
-		Issuer:         issuer, Log: log,
+		Issuer:         issuer, Log: log, Metrics: metrics,
 	}).Register(public)
 
 	csrf := hmac.New(sha256.New, []byte(cfg.ClientSecretKey))
@@ -78,6 +80,7 @@ func Build(ctx context.Context, cfg config.Serve, log *slog.Logger, pool *pgxpoo
 		AccountFailures: ratelimit.NewFailures(rdb, "login-account", cfg.LoginFailuresPerAccount, cfg.LoginFailureWindow),
 		AddressFailures: ratelimit.NewFailures(rdb, "login-address", cfg.LoginFailuresPerAddress, cfg.LoginFailureWindow),
 		Log:             log,
+		Metrics:         metrics,
 	})
 	if err != nil {
 		return nil, err
@@ -107,7 +110,7 @@ func Run(ctx context.Context, cfg config.Serve) error {
 	rt.Server.AddReadinessCheck("redis", redisdb.Ping(rdb))
 	rt.Server.Metrics.MustRegister(redisdb.NewPoolCollector(rdb))
 	users := usersapi.NewClient(cfg.UsersInternalURL, cfg.UsersTimeout)
-	app, err := Build(ctx, cfg, rt.Log, rt.Pool, rdb, users, rt.Server.Public, rt.Server.Internal)
+	app, err := Build(ctx, cfg, rt.Log, rt.Pool, rdb, users, authmetrics.New(rt.Server.Metrics), rt.Server.Public, rt.Server.Internal)
 	if err != nil {
 		return fmt.Errorf("wiring auth: %w", err)
 	}

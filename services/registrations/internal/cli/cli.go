@@ -71,7 +71,7 @@ func Serve(ctx context.Context, cfg config.Serve) error {
 	users := usersapi.NewClient(cfg.UsersInternalURL, cfg.UsersTimeout)
 	svc := registration.NewService(registrationstore.New(rt.Pool), users, cfg.ConventionID)
 	h := registrationapi.New(svc, page.Paginator{Codec: deps.Cursor, Query: "registrations.search"}, rt.Log)
-	registrationapi.Register(rt.Server.Public, deps.Protected, h)
+	registrationapi.Register(rt.Server.Public, deps.ProtectedAndLimited, h) // token, scope, then the per-client rate limit
 	return rt.Serve(ctx)
 }
 

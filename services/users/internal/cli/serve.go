@@ -1,10 +1,8 @@
 package cli
 
 import (
-	"github.com/gin-gonic/gin"
 	"github.com/spf13/cobra"
 
-	"github.com/eventreg/eventreg/libs/ratelimit"
 	"github.com/eventreg/eventreg/libs/service"
 	"github.com/eventreg/eventreg/libs/volunteersapi"
 	"github.com/eventreg/eventreg/services/users/internal/config"
@@ -48,21 +46,16 @@ func serveCommand() *cobra.Command {
 			}
 			roles := role.NewCore(roledb.New(rt.Pool), cfg.ConventionID)
 
-			// Rate limiting per client, when Redis is configured (it fails open).
-			var limit gin.HandlerFunc
-			if deps.Redis != nil {
-				limit = ratelimit.New(deps.Redis, "users", ratelimit.DefaultLimit, rt.Log).Middleware()
-			}
-
 			// Routes, then serve until the context ends.
 			httpapi.Register(rt.Server.Public, rt.Server.Internal, httpapi.Deps{
-				RateLimit:  limit,
+				RateLimit:  deps.RateLimit, // per client, configured by RATE_LIMIT_*; fails open
 				Log:        rt.Log,
 				Users:      users,
 				Roles:      roles,
 				Volunteers: volunteersapi.NewClient(cfg.VolunteersInternalURL, config.VolunteersTimeout),
 				Cursor:     deps.Cursor,
 				Protected:  deps.Protected,
+				Metrics:    httpapi.NewMetrics(rt.Server.Metrics),
 			})
 			return rt.Serve(ctx)
 		},

@@ -163,6 +163,7 @@ func newEnv(t *testing.T, opts envOptions) *env {
 		Volunteers: volunteersapi.NewClient(opts.volunteersURL, time.Second),
 		Cursor:     codec,
 		Protected:  deps.Protected,
+		Metrics:    httpapi.NewMetrics(srv.Metrics),
 	})
 	if err := srv.Listen(); err != nil {
 		t.Fatal(err)

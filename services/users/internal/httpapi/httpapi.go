@@ -58,6 +58,8 @@ type Deps struct {
 	// RateLimit runs after the token checks of the public routes
 	// (libs/ratelimit); nil for none.
 	RateLimit gin.HandlerFunc
+	// Metrics counts role changes (NewMetrics; nil: not counted).
+	Metrics *Metrics
 }
 
 type handlers struct {

@@ -97,6 +97,7 @@ func (h *handlers) grantRole(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
+	h.Metrics.roleChanged("granted")
 	c.Status(http.StatusNoContent)
 }
 
@@ -110,5 +111,6 @@ func (h *handlers) revokeRole(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
+	h.Metrics.roleChanged("revoked")
 	c.Status(http.StatusNoContent)
 }

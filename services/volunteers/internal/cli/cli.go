@@ -66,7 +66,7 @@ func Serve(ctx context.Context, cfg config.Serve) error {
 	users := usersapi.NewClient(cfg.UsersInternalURL, cfg.UsersTimeout)
 	svc := volunteer.NewService(volunteerstore.New(rt.Pool), users, cfg.ConventionID)
 	h := volunteerapi.New(svc, page.Paginator{Codec: deps.Cursor, Query: "volunteers.search"}, rt.Log)
-	volunteerapi.Register(rt.Server.Public, rt.Server.Internal, deps.Protected, h)
+	volunteerapi.Register(rt.Server.Public, rt.Server.Internal, deps.ProtectedAndLimited, h) // token, scope, then the per-client rate limit
 	return rt.Serve(ctx)
 }
 
