@@ -1,0 +1,30 @@
+package machine_test
+
+import (
+	"testing"
+
+	"github.com/eventreg/eventreg/bench/internal/machine"
+)
+
+func TestCPUModelIsTheFirstModelName(t *testing.T) {
+	info := []byte("processor\t: 0\nvendor_id\t: AuthenticAMD\nmodel name\t: AMD EPYC 7B13\nprocessor\t: 1\nmodel name\t: AMD EPYC 7B13\n")
+	if got := machine.CPUModel(info); got != "AMD EPYC 7B13" {
+		t.Fatalf("got %q", got)
+	}
+	if got := machine.CPUModel([]byte("processor\t: 0\n")); got != "unknown" {
+		t.Fatalf("without a model name: got %q", got)
+	}
+}
+
+func TestMemTotalInBytes(t *testing.T) {
+	if got := machine.MemTotal([]byte("MemTotal:       24684032 kB\nMemFree: 1 kB\n")); got != 24684032*1024 {
+		t.Fatalf("got %d", got)
+	}
+}
+
+func TestDescribeThisMachine(t *testing.T) {
+	m := machine.Describe()
+	if m.Cores < 1 || m.GoVersion == "" {
+		t.Fatalf("incomplete description: %+v", m)
+	}
+}

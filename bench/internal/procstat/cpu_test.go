@@ -1,0 +1,58 @@
+package procstat_test
+
+import (
+	"os"
+	"testing"
+	"time"
+
+	"github.com/eventreg/eventreg/bench/internal/procstat"
+)
+
+func TestParseStatReadsCommandParentAndCPU(t *testing.T) {
+	// A command name with spaces and parentheses, as the kernel writes it.
+	line := []byte("4242 (nginx: worker (x)) S 4241 4241 4241 0 -1 4194560 1000 0 0 0 250 50 0 0 20 0 1 0 100 1000000 200 18446744073709551615\n")
+	st, err := procstat.ParseStat(line)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Comm != "nginx: worker (x)" || st.PPID != 4241 || st.CPU != 3*time.Second {
+		t.Fatalf("got %+v, want comm with parentheses, ppid 4241, 3s of CPU (300 ticks)", st)
+	}
+}
+
+func TestParseStatRefusesGarbage(t *testing.T) {
+	for _, s := range []string{"", "1 (x) S 0", "no parentheses at all"} {
+		if _, err := procstat.ParseStat([]byte(s)); err == nil {
+			t.Errorf("%q: want an error", s)
+		}
+	}
+}
+
+func TestCoresAccountsThisProcess(t *testing.T) {
+	g := procstat.Groups{ByPID: map[int]string{os.Getpid(): "self"}}
+	before := procstat.TakeCPU(g)
+	deadline := time.Now().Add(200 * time.Millisecond)
+	x := 0
+	for time.Now().Before(deadline) { // burn CPU so that ticks accrue
+		x++
+	}
+	after := procstat.TakeCPU(g)
+	if cores := procstat.Cores(before, after); cores["self"] <= 0 {
+		t.Fatalf("no CPU accounted to this process after a busy loop (%d iterations): %v", x, cores)
+	}
+}
+
+func TestParseMachineBusyLeavesOutIdleAndIOWait(t *testing.T) {
+	// user nice system idle iowait irq softirq steal guest guest_nice
+	stat := []byte("cpu  100 20 30 5000 400 5 15 30 0 0\ncpu0 50 10 15 2500 200 2 7 15 0 0\n")
+	got, err := procstat.ParseMachineBusy(stat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 200 * time.Second / 100; got != want { // 100+20+30+5+15+30 ticks
+		t.Fatalf("got %s, want %s", got, want)
+	}
+	if _, err := procstat.ParseMachineBusy([]byte("intr 1 2 3\n")); err == nil {
+		t.Fatal("a /proc/stat without the cpu line should be an error")
+	}
+}

@@ -1,0 +1,167 @@
+package report
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Scenario names the checks refer to.
+const (
+	ClientCredentials   = "token-client-credentials"
+	AuthorizationCode   = "token-authorization-code"
+	RefreshRotation     = "token-refresh"
+	UserByID            = "users-get"
+	UsersSearchFirst    = "users-search-first"
+	UsersSearchDeep     = "users-search-deep"
+	UsersRoleFirst      = "users-search-role-first"
+	UsersRoleDeep       = "users-search-role-deep"
+	RegistrationsFirst  = "registrations-search-first"
+	RegistrationsDeep   = "registrations-search-deep"
+	CurrentUser         = "users-current"
+	DepartmentsList     = "departments-list"
+	ValidateCachedBench = "ValidateCached"
+)
+
+// Targets are the issue's figures.
+type Targets struct {
+	TokenRPS          float64 // client credentials at TokenConcurrency
+	TokenP99Millis    float64
+	TokenConcurrency  int
+	ReadShareOfPg     float64 // authenticated reads / pgbench -S tps
+	ReadConcurrency   int     // the concurrency compared with pgbench's clients
+	ValidateCachedNs  float64
+	DepthCostRatio    float64
+	MaxRSSBytes       int64
+	ServicesWithinRSS []string
+}
+
+// DefaultTargets are the targets of the performance issue.
+func DefaultTargets() Targets {
+	return Targets{TokenRPS: 5000, TokenP99Millis: 25, TokenConcurrency: 64, ReadShareOfPg: 0.5, ReadConcurrency: 16,
+		ValidateCachedNs: 5000, DepthCostRatio: 1.2, MaxRSSBytes: 100 << 20,
+		ServicesWithinRSS: []string{"auth", "users", "volunteers", "registrations"}}
+}
+
+func status(ok bool) Status {
+	if ok {
+		return Pass
+	}
+	return Miss
+}
+
+// DepthRatio is the cost of the deep page relative to the first page: the
+// ratio of their throughputs at the same concurrency (1/rps is the cost of a
+// request on a saturated machine). It is 0 when either is missing.
+func DepthRatio(first, deep Scenario) float64 {
+	if first.RPS <= 0 || deep.RPS <= 0 {
+		return 0
+	}
+	return first.RPS / deep.RPS
+}
+
+// Evaluate sets r.Checks from the measured figures.
+func (r *Report) Evaluate(t Targets) {
+	r.Checks = nil
+	add := func(c Check) { r.Checks = append(r.Checks, c) }
+
+	// Client-credentials token issuance.
+	if s, ok := r.Find(ClientCredentials, t.TokenConcurrency); ok {
+		add(Check{Name: fmt.Sprintf("client-credentials tokens/s at concurrency %d", t.TokenConcurrency), Target: fmt.Sprintf(">= %.0f/s", t.TokenRPS),
+			Value: Rate(s.RPS) + "/s", Status: status(s.RPS >= t.TokenRPS && s.Errors == 0)})
+		add(Check{Name: fmt.Sprintf("client-credentials p99 at concurrency %d", t.TokenConcurrency), Target: fmt.Sprintf("< %g ms", t.TokenP99Millis),
+			Value: Millis(s.P99Millis) + " ms", Status: status(s.P99Millis < t.TokenP99Millis && s.Requests > 0)})
+	} else {
+		add(Check{Name: "client-credentials token issuance", Target: fmt.Sprintf(">= %.0f/s, p99 < %g ms", t.TokenRPS, t.TokenP99Millis), Value: "not measured", Status: NotRun})
+	}
+
+	// Authenticated reads against the pgbench baseline.
+	readName := fmt.Sprintf("GET /api/v0/users/:id req/s vs pgbench -S tps (concurrency %d)", t.ReadConcurrency)
+	s, ok := r.Find(UserByID, t.ReadConcurrency)
+	switch {
+	case !ok:
+		add(Check{Name: readName, Target: fmt.Sprintf(">= %.0f%%", t.ReadShareOfPg*100), Value: "not measured", Status: NotRun})
+	case r.PgBench == nil || r.PgBench.TPS <= 0:
+		add(Check{Name: readName, Target: fmt.Sprintf(">= %.0f%%", t.ReadShareOfPg*100), Value: "pgbench not measured", Status: NotRun})
+	default:
+		share := s.RPS / r.PgBench.TPS
+		add(Check{Name: readName, Target: fmt.Sprintf(">= %.0f%% of pgbench", t.ReadShareOfPg*100), Value: fmt.Sprintf("%.0f%%", share*100),
+			Detail: fmt.Sprintf("%s/s vs %s tps", Rate(s.RPS), Rate(r.PgBench.TPS)), Status: status(share >= t.ReadShareOfPg && s.Errors == 0)})
+	}
+
+	// Validation of a token seen before.
+	if m, ok := r.FindMicro(ValidateCachedBench); ok {
+		add(Check{Name: "token validation, token seen before (BenchmarkValidateCached)", Target: fmt.Sprintf("< %g µs", t.ValidateCachedNs/1000),
+			Value: fmt.Sprintf("%.2f µs", m.NsPerOp/1000), Status: status(m.NsPerOp < t.ValidateCachedNs)})
+	} else {
+		add(Check{Name: "token validation, token seen before", Target: fmt.Sprintf("< %g µs", t.ValidateCachedNs/1000), Value: "not measured", Status: NotRun})
+	}
+
+	// Search at depth.
+	pairs := []struct{ label, first, deep string }{
+		{"users search, page at depth vs first page", UsersSearchFirst, UsersSearchDeep},
+		{"users search by roleId, last page vs first page", UsersRoleFirst, UsersRoleDeep},
+		{"registrations search, last page vs first page", RegistrationsFirst, RegistrationsDeep},
+	}
+	for _, p := range pairs {
+		for _, c := range r.Settings.Concurrency {
+			first, ok1 := r.Find(p.first, c)
+			deep, ok2 := r.Find(p.deep, c)
+			name := fmt.Sprintf("%s (concurrency %d)", p.label, c)
+			target := fmt.Sprintf("<= %gx", t.DepthCostRatio)
+			if !ok1 || !ok2 {
+				add(Check{Name: name, Target: target, Value: "not measured", Status: NotRun})
+				continue
+			}
+			ratio := DepthRatio(first, deep)
+			add(Check{Name: name, Target: target, Value: fmt.Sprintf("%.2fx", ratio),
+				Detail: fmt.Sprintf("%s/s vs %s/s; p50 %s vs %s ms", Rate(deep.RPS), Rate(first.RPS), Millis(deep.P50Millis), Millis(first.P50Millis)),
+				Status: status(ratio > 0 && ratio <= t.DepthCostRatio && first.Errors == 0 && deep.Errors == 0)})
+		}
+	}
+
+	// Memory.
+	for _, svc := range t.ServicesWithinRSS {
+		peak, ok := r.PeakRSS[svc]
+		name := fmt.Sprintf("peak RSS of %s", svc)
+		target := "<= " + MiB(t.MaxRSSBytes)
+		if !ok {
+			add(Check{Name: name, Target: target, Value: "not running", Status: NotRun})
+			continue
+		}
+		add(Check{Name: name, Target: target, Value: MiB(peak), Status: status(peak <= t.MaxRSSBytes)})
+	}
+
+	// Errors.
+	var failing []string
+	measured := 0
+	for _, s := range r.Scenarios {
+		if s.Skipped != "" {
+			continue
+		}
+		measured++
+		if s.Errors > 0 {
+			failing = append(failing, fmt.Sprintf("%s@%d: %d", s.Name, s.Concurrency, s.Errors))
+		}
+	}
+	sort.Strings(failing)
+	errCheck := Check{Name: "errors in every scenario", Target: "0", Value: "0", Status: Pass}
+	switch {
+	case measured == 0:
+		errCheck.Value, errCheck.Status = "nothing measured", NotRun
+	case len(failing) > 0:
+		errCheck.Value, errCheck.Status = strings.Join(failing, "; "), Miss
+	}
+	add(errCheck)
+}
+
+// Missed lists the checks that missed their target.
+func (r *Report) Missed() []Check {
+	var out []Check
+	for _, c := range r.Checks {
+		if c.Status == Miss {
+			out = append(out, c)
+		}
+	}
+	return out
+}

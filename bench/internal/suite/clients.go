@@ -1,0 +1,116 @@
+package suite
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync/atomic"
+
+	vegeta "github.com/tsenart/vegeta/v12/lib"
+	"golang.org/x/oauth2"
+
+	"github.com/eventreg/eventreg/bench/internal/oauthflow"
+	"github.com/eventreg/eventreg/e2e/stack"
+	"github.com/eventreg/eventreg/libs/fixture"
+)
+
+// The resource services limit each API client to 100 requests a second
+// (libs/ratelimit). The read scenarios therefore spread their load over many
+// registered apps, as many integrations would: the limiter (and its Redis
+// round trip) stays on the measured path without capping the measurement.
+const (
+	benchApps          = 128
+	firstServiceClient = 900_001
+	firstOBOClient     = 901_001
+)
+
+// clients are the benchmark's own apps and their access tokens.
+type clients struct {
+	serviceTokens []string // client credentials: user:read volunteer:read registration:read
+	oboTokens     []string // alice's pii:basic tokens, one per OBO app
+}
+
+// registerClients imports benchApps service apps and benchApps OBO apps into
+// auth (idempotent), then gets a token for each.
+func registerClients(ctx context.Context, s *stack.Stack, dir, key string, browser *oauthflow.Browser) (*clients, error) {
+	secret := func(id int64) string {
+		m := hmac.New(sha256.New, []byte(key))
+		m.Write([]byte("bench client " + strconv.FormatInt(id, 10)))
+		return hex.EncodeToString(m.Sum(nil))
+	}
+	var doc fixture.Document
+	for i := range int64(benchApps) {
+		sid, oid := firstServiceClient+i, firstOBOClient+i
+		ssec, osec := secret(sid), secret(oid)
+		doc.Clients = append(doc.Clients,
+			fixture.Client{ID: sid, Name: fmt.Sprintf("Benchmark integration %d", i+1), Kind: "service", Secret: &ssec,
+				Scopes: []string{"user:read", "volunteer:read", "registration:read"}},
+			fixture.Client{ID: oid, Name: fmt.Sprintf("Benchmark app %d", i+1), Kind: "obo", Secret: &osec,
+				RedirectURIs: []string{oboRedirectURI}, Scopes: []string{"pii:basic"}})
+	}
+	b, err := json.MarshalIndent(doc, "", " ")
+	if err != nil {
+		return nil, fmt.Errorf("encoding the benchmark apps: %w", err)
+	}
+	path := filepath.Join(dir, "bench-clients.json")
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		return nil, fmt.Errorf("writing the benchmark apps: %w", err)
+	}
+	if _, err := s.Services["auth"].Run(ctx, nil, "import", path); err != nil {
+		return nil, fmt.Errorf("importing the benchmark apps: %w", err)
+	}
+
+	c := &clients{}
+	for i := range int64(benchApps) {
+		id := firstServiceClient + i
+		tok, err := oauthflow.ServiceToken(ctx, s.GatewayURL, strconv.FormatInt(id, 10), secret(id), "user:read", "volunteer:read", "registration:read")
+		if err != nil {
+			return nil, err
+		}
+		c.serviceTokens = append(c.serviceTokens, tok)
+	}
+	for i := range int64(benchApps) {
+		id := firstOBOClient + i
+		app := oauthflow.App{Base: s.GatewayURL, ClientID: strconv.FormatInt(id, 10), ClientSecret: secret(id), RedirectURI: oboRedirectURI,
+			Scopes: []string{"pii:basic"}, Verifier: oauth2.GenerateVerifier()}
+		code, err := browser.Code(ctx, app)
+		if err != nil {
+			return nil, fmt.Errorf("authorizing benchmark app %d: %w", id, err)
+		}
+		tok, err := app.Exchange(ctx, code)
+		if err != nil {
+			return nil, err
+		}
+		c.oboTokens = append(c.oboTokens, tok.AccessToken)
+	}
+	return c, nil
+}
+
+// rotating returns a targeter sending method path body with each token in
+// turn (a JSON body when body is not empty).
+func rotating(base, method, path, body string, tokens []string) vegeta.Targeter {
+	headers := make([]http.Header, len(tokens))
+	for i, tok := range tokens {
+		headers[i] = http.Header{"Authorization": {"Bearer " + tok}}
+		if body != "" {
+			headers[i].Set("Content-Type", "application/json")
+		}
+	}
+	var b []byte
+	if body != "" {
+		b = []byte(body)
+	}
+	var next atomic.Uint64
+	return func(t *vegeta.Target) error {
+		i := (next.Add(1) - 1) % uint64(len(headers))
+		t.Method, t.URL, t.Header, t.Body = method, base+path, headers[i], b
+		return nil
+	}
+}
