@@ -55,13 +55,20 @@ func IsUnavailable(err error) bool {
 	if errors.Is(err, context.DeadlineExceeded) {
 		return true
 	}
+	// Any failure to connect, including the server refusing the session
+	// (e.g. "database is not currently accepting connections", too many
+	// connections), is unavailability: checked before the PgError inside it.
+	var connErr *pgconn.ConnectError
+	if errors.As(err, &connErr) {
+		return true
+	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
-		// Class 08: connection exception; 57P: operator intervention (shutdown).
-		return len(pgErr.Code) >= 2 && (pgErr.Code[:2] == "08" || pgErr.Code[:3] == "57P")
+		// Class 08: connection exception; 57P: operator intervention
+		// (shutdown); 53300: too many connections.
+		return len(pgErr.Code) >= 3 && (pgErr.Code[:2] == "08" || pgErr.Code[:3] == "57P" || pgErr.Code == "53300")
 	}
-	var connErr *pgconn.ConnectError
-	return errors.As(err, &connErr) || pgconn.SafeToRetry(err) || isNetErr(err)
+	return pgconn.SafeToRetry(err) || isNetErr(err)
 }
 
 // UniqueViolation reports whether err is a unique-constraint violation.

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/eventreg/eventreg/libs/pgdb"
 	"github.com/eventreg/eventreg/libs/testkit"
 )
@@ -61,5 +63,36 @@ func TestConstraintErrors(t *testing.T) {
 	}
 	if pgdb.IsUnavailable(errors.New("other")) {
 		t.Fatal("a plain error is not unavailability")
+	}
+}
+
+func TestRefusedSessionIsUnavailable(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs PostgreSQL")
+	}
+	ctx := context.Background()
+	dsn := testkit.NewDatabase(t)
+	admin, err := testkit.AdminURL()
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pgx.Connect(ctx, admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	cfg, _ := pgx.ParseConfig(dsn)
+	db := pgx.Identifier{cfg.Database}.Sanitize()
+	if _, err := conn.Exec(ctx, "ALTER DATABASE "+db+" ALLOW_CONNECTIONS false"); err != nil {
+		t.Fatal(err)
+	}
+	// testkit's cleanup drops it: DROP DATABASE does not need to connect to it.
+	pool, err := pgdb.Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	if err := pgdb.Ping(pool)(ctx); err == nil || !pgdb.IsUnavailable(err) {
+		t.Fatalf("a database refusing sessions: want unavailable, got %v", err)
 	}
 }

@@ -154,6 +154,29 @@ func notFound(id int64, err error) error {
 	return err
 }
 
+// onClient is the RunE of a command on the client its ID argument names: it
+// checks -o (out), parses the id and runs fn with the clients service.
+func onClient(out *string, fn func(cmd *cobra.Command, s *client.Service, id int64) error) func(*cobra.Command, []string) error {
+	return checked(out, func(cmd *cobra.Command, args []string) error {
+		id, err := parseID(args[0])
+		if err != nil {
+			return err
+		}
+		return withClients(cmd.Context(), func(s *client.Service) error { return fn(cmd, s, id) })
+	})
+}
+
+// checked is the RunE of a command with an output flag (out): a bad -o is
+// refused before run does anything.
+func checked(out *string, run func(cmd *cobra.Command, args []string) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := checkOutput(*out); err != nil {
+			return err
+		}
+		return run(cmd, args)
+	}
+}
+
 // printSecret prints a secret shown once: JSON either way (the documented
 // shape), with a reminder on stderr for people.
 func printSecret(cmd *cobra.Command, id int64, secret string) error {
@@ -171,10 +194,7 @@ func clientsCommand() *cobra.Command {
 	scopes := create.Flags().String("scopes", "", `approved scopes, space-separated, e.g. "user:read registration:read" (required)`)
 	redirects := create.Flags().StringArray("redirect-uri", nil, "a redirect URI of an obo app (repeat for several)")
 	createOut := outputFlag(create)
-	create.RunE = func(cmd *cobra.Command, _ []string) error {
-		if err := checkOutput(*createOut); err != nil {
-			return err
-		}
+	create.RunE = checked(createOut, func(cmd *cobra.Command, _ []string) error {
 		return withClients(cmd.Context(), func(s *client.Service) error {
 			c, secret, err := s.Create(cmd.Context(), client.NewClient{Name: *name, Description: *desc, Kind: client.Kind(*kind),
 				Scopes: strings.Fields(*scopes), RedirectURIs: *redirects})
@@ -183,14 +203,11 @@ func clientsCommand() *cobra.Command {
 			}
 			return printSecret(cmd, c.ID, secret)
 		})
-	}
+	})
 
 	list := &cobra.Command{Use: "list", Short: "List clients", Args: cobra.NoArgs}
 	listOut := outputFlag(list)
-	list.RunE = func(cmd *cobra.Command, _ []string) error {
-		if err := checkOutput(*listOut); err != nil {
-			return err
-		}
+	list.RunE = checked(listOut, func(cmd *cobra.Command, _ []string) error {
 		return withClients(cmd.Context(), func(s *client.Service) error {
 			cs, err := s.List(cmd.Context())
 			if err != nil {
@@ -210,71 +227,44 @@ func clientsCommand() *cobra.Command {
 			}
 			return tw.Flush()
 		})
-	}
+	})
 
 	get := &cobra.Command{Use: "get ID", Short: "Show one client", Args: cobra.ExactArgs(1)}
 	getOut := outputFlag(get)
-	get.RunE = func(cmd *cobra.Command, args []string) error {
-		if err := checkOutput(*getOut); err != nil {
-			return err
-		}
-		id, err := parseID(args[0])
+	get.RunE = onClient(getOut, func(cmd *cobra.Command, s *client.Service, id int64) error {
+		c, err := s.Get(cmd.Context(), id)
 		if err != nil {
-			return err
+			return notFound(id, err)
 		}
-		return withClients(cmd.Context(), func(s *client.Service) error {
-			c, err := s.Get(cmd.Context(), id)
-			if err != nil {
-				return notFound(id, err)
-			}
-			if *getOut == "json" {
-				return service.PrintJSON(cmd.OutOrStdout(), toJSON(c))
-			}
-			printClient(cmd.OutOrStdout(), c)
-			return nil
-		})
-	}
+		if *getOut == "json" {
+			return service.PrintJSON(cmd.OutOrStdout(), toJSON(c))
+		}
+		printClient(cmd.OutOrStdout(), c)
+		return nil
+	})
 
 	rotate := &cobra.Command{Use: "rotate-secret ID", Short: "Replace a client's secret and print the new one (shown once)", Args: cobra.ExactArgs(1)}
 	rotateOut := outputFlag(rotate)
-	rotate.RunE = func(cmd *cobra.Command, args []string) error {
-		if err := checkOutput(*rotateOut); err != nil {
-			return err
-		}
-		id, err := parseID(args[0])
+	rotate.RunE = onClient(rotateOut, func(cmd *cobra.Command, s *client.Service, id int64) error {
+		secret, err := s.RotateSecret(cmd.Context(), id)
 		if err != nil {
-			return err
+			return notFound(id, err)
 		}
-		return withClients(cmd.Context(), func(s *client.Service) error {
-			secret, err := s.RotateSecret(cmd.Context(), id)
-			if err != nil {
-				return notFound(id, err)
-			}
-			return printSecret(cmd, id, secret)
-		})
-	}
+		return printSecret(cmd, id, secret)
+	})
 
 	del := &cobra.Command{Use: "delete ID", Short: "Delete a client (its consents go with it; its tokens stop refreshing)", Args: cobra.ExactArgs(1)}
 	delOut := outputFlag(del)
-	del.RunE = func(cmd *cobra.Command, args []string) error {
-		if err := checkOutput(*delOut); err != nil {
-			return err
+	del.RunE = onClient(delOut, func(cmd *cobra.Command, s *client.Service, id int64) error {
+		if err := s.Delete(cmd.Context(), id); err != nil {
+			return notFound(id, err)
 		}
-		id, err := parseID(args[0])
-		if err != nil {
-			return err
+		if *delOut == "json" {
+			return service.PrintJSON(cmd.OutOrStdout(), map[string]any{"client_id": id, "deleted": true})
 		}
-		return withClients(cmd.Context(), func(s *client.Service) error {
-			if err := s.Delete(cmd.Context(), id); err != nil {
-				return notFound(id, err)
-			}
-			if *delOut == "json" {
-				return service.PrintJSON(cmd.OutOrStdout(), map[string]any{"client_id": id, "deleted": true})
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "client %d deleted\n", id)
-			return nil
-		})
-	}
+		fmt.Fprintf(cmd.OutOrStdout(), "client %d deleted\n", id)
+		return nil
+	})
 	cmd.AddCommand(create, list, get, rotate, del)
 	return cmd
 }
@@ -317,10 +307,7 @@ func keysCommand() *cobra.Command {
 	cmd := &cobra.Command{Use: "keys", Short: "Show and rotate the access-token signing keys"}
 	list := &cobra.Command{Use: "list", Short: "List signing keys and their states", Args: cobra.NoArgs}
 	listOut := outputFlag(list)
-	list.RunE = func(cmd *cobra.Command, _ []string) error {
-		if err := checkOutput(*listOut); err != nil {
-			return err
-		}
+	list.RunE = checked(listOut, func(cmd *cobra.Command, _ []string) error {
 		return withKeys(cmd.Context(), func(_ *signing.Manager, store *keydb.Store, cfg keysConfig) error {
 			keys, err := store.List(cmd.Context())
 			if err != nil {
@@ -345,13 +332,10 @@ func keysCommand() *cobra.Command {
 			}
 			return tw.Flush()
 		})
-	}
+	})
 	rotate := &cobra.Command{Use: "rotate", Short: "Make a new signing key: published at once, signing after KEY_ACTIVATION_DELAY", Args: cobra.NoArgs}
 	rotateOut := outputFlag(rotate)
-	rotate.RunE = func(cmd *cobra.Command, _ []string) error {
-		if err := checkOutput(*rotateOut); err != nil {
-			return err
-		}
+	rotate.RunE = checked(rotateOut, func(cmd *cobra.Command, _ []string) error {
 		return withKeys(cmd.Context(), func(m *signing.Manager, _ *keydb.Store, _ keysConfig) error {
 			k, err := m.Rotate(cmd.Context())
 			if err != nil {
@@ -363,7 +347,7 @@ func keysCommand() *cobra.Command {
 			fmt.Fprintf(cmd.OutOrStdout(), "new key %s published; it signs from %s\n", k.KID, k.ActivatesAt.UTC().Format(time.RFC3339))
 			return nil
 		})
-	}
+	})
 	cmd.AddCommand(list, rotate)
 	return cmd
 }

@@ -93,13 +93,8 @@ type searchRequest struct {
 // searchUsers serves POST /api/v0/users/search.
 func (h *handlers) searchUsers(c *gin.Context) {
 	var req searchRequest
-	if e := jsonbody.Decode(c, &req, jsonbody.Options{EmptyAsObject: true}); e != nil {
-		apierror.Abort(c, e)
-		return
-	}
-	limit, e := req.LimitValue()
-	if e != nil {
-		apierror.Abort(c, e)
+	limit, ok := jsonbody.DecodeSearch(c, &req)
+	if !ok {
 		return
 	}
 	var f user.Filter
@@ -116,6 +111,10 @@ func (h *handlers) searchUsers(c *gin.Context) {
 		if req.Filter.Email != nil {
 			if strings.TrimSpace(*req.Filter.Email) == "" {
 				apierror.Abort(c, apierror.Validation("filter.email must not be empty.", map[string]string{"filter.email": "must not be empty"}))
+				return
+			}
+			if strings.ContainsRune(*req.Filter.Email, 0) { // PostgreSQL text cannot hold NUL: it would be a 500
+				apierror.Abort(c, apierror.Validation("filter.email must not contain NUL characters.", map[string]string{"filter.email": "must not contain NUL characters"}))
 				return
 			}
 			// Canonical (lower-cased) so that a cursor is bound to the match, not the spelling.
