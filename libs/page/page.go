@@ -125,3 +125,18 @@ func Finish[T any](p Paginator, ks Keyset, rows []T, keyOf func(T) int64, filter
 	}
 	return resp
 }
+
+// Render builds the response to a page the business layer cut: items in key
+// order, the key of the last row read and whether there are more. The next
+// cursor is bound to filter.
+func Render[T, J any](p Paginator, items []T, last int64, more bool, filter any, render func(T) J) Response[J] {
+	resp := Response[J]{Data: make([]J, len(items)), HasMore: more}
+	for i, it := range items {
+		resp.Data[i] = render(it)
+	}
+	if more {
+		next := p.Codec.Encode(p.Query, filter, last)
+		resp.NextPage = &next
+	}
+	return resp
+}

@@ -63,3 +63,26 @@ func TestStartPostgresThrowaway(t *testing.T) {
 	}
 	conn.Close(context.Background())
 }
+
+func TestExplainListsThePlanNodes(t *testing.T) {
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, testkit.NewDatabase(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "CREATE TABLE t (id int PRIMARY KEY)"); err != nil {
+		t.Fatal(err)
+	}
+	nodes := testkit.Explain(t, conn, "SELECT id FROM t WHERE id > $1 ORDER BY id LIMIT 5", 3)
+	if len(nodes) == 0 || nodes[0].Kind != "Limit" || nodes[0].InSubplan {
+		t.Fatalf("nodes %+v", nodes)
+	}
+	var onT bool
+	for _, n := range nodes[1:] {
+		onT = onT || n.Relation == "t"
+	}
+	if !onT {
+		t.Fatalf("no node reads t: %+v", nodes)
+	}
+}

@@ -1,7 +1,6 @@
 package registration
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/eventreg/eventreg/libs/eventoption"
@@ -17,16 +16,9 @@ func FromFixture(convention string, recs []fixture.Registration) ([]Registration
 		problems.Addf("conventionId: the file has none and CONVENTION_ID is not set")
 	}
 	out := make([]Registration, 0, len(recs))
-	first := make(map[int64]int, len(recs))
+	keys := fixture.NewKeys("registrations", "userId")
 	for i, rec := range recs {
-		where := fmt.Sprintf("registrations[%d] (userId %d)", i, rec.UserID)
-		if rec.UserID < 1 {
-			problems.Addf("%s: userId must be a positive integer", where)
-		} else if j, dup := first[rec.UserID]; dup {
-			problems.Addf("%s: userId appears twice (also registrations[%d])", where, j)
-		} else {
-			first[rec.UserID] = i
-		}
+		where := keys.Check(&problems, i, rec.UserID)
 		if strings.TrimSpace(rec.BadgeName) == "" {
 			problems.Addf("%s: badgeName must not be empty", where)
 		}

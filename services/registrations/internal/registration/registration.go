@@ -90,24 +90,12 @@ func (s *Service) Get(ctx context.Context, userID int64) (WithUser, error) {
 	if err != nil {
 		return WithUser{}, err
 	}
-	users, err := usersummary.Fetch(ctx, s.users, []int64{userID})
-	if err != nil {
-		return WithUser{}, err
-	}
-	u, ok := users[userID]
-	if !ok {
-		return WithUser{}, ErrNotFound
-	}
-	return WithUser{Registration: r, User: u}, nil
+	return usersummary.Attach(ctx, s.users, userID, r, ErrNotFound, withUser)
 }
 
-// Page is one page of a search. Last is the user id the next page starts
-// after; More tells whether there is one.
-type Page struct {
-	Items []WithUser
-	Last  int64
-	More  bool
-}
+// Page is one page of a search (Last is the user id the next page starts
+// after; More tells whether there is one).
+type Page = usersummary.Page[WithUser]
 
 // Search returns one page of registrations in user id order, with one call
 // to the users service for the whole page. Registrations whose user no longer
@@ -120,28 +108,13 @@ func (s *Service) Search(ctx context.Context, f Filter, ks page.Keyset) (Page, e
 	if err != nil {
 		return Page{}, err
 	}
-	p := Page{Items: make([]WithUser, 0, len(rows))}
-	if len(rows) > ks.Limit {
-		rows, p.More = rows[:ks.Limit], true
-	}
-	if len(rows) == 0 {
-		return p, nil
-	}
-	p.Last = rows[len(rows)-1].UserID
-	ids := make([]int64, len(rows))
-	for i, r := range rows {
-		ids[i] = r.UserID
-	}
-	users, err := usersummary.Fetch(ctx, s.users, ids)
-	if err != nil {
-		return Page{}, err
-	}
-	for _, r := range rows {
-		if u, ok := users[r.UserID]; ok {
-			p.Items = append(p.Items, WithUser{Registration: r, User: u})
-		}
-	}
-	return p, nil
+	return usersummary.JoinPage(ctx, s.users, rows, ks.Limit, userIDOf, withUser)
+}
+
+func userIDOf(r Registration) int64 { return r.UserID }
+
+func withUser(r Registration, u usersapi.UserSummary) WithUser {
+	return WithUser{Registration: r, User: u}
 }
 
 // SetStatus sets the status of the user's registration in convention (the

@@ -1,40 +1,15 @@
 package registrationapi_test
 
 import (
-	"bytes"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/eventreg/eventreg/libs/resourcetest"
 	"github.com/eventreg/eventreg/libs/usersapitest"
 	"github.com/eventreg/eventreg/services/registrations/internal/cli"
 )
-
-// run executes the registrations binary's command tree in-process against e's database.
-func run(t *testing.T, e *env, args ...string) (string, error) {
-	t.Helper()
-	t.Setenv("DATABASE_URL", e.DSN)
-	t.Setenv("CONVENTION_ID", convention)
-	root := cli.Root()
-	var out bytes.Buffer
-	root.SetOut(&out)
-	root.SetErr(&out)
-	root.SetArgs(args)
-	err := root.Execute()
-	return out.String(), err
-}
-
-func writeFixture(t *testing.T, doc string) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), "fixture.json")
-	if err := os.WriteFile(p, []byte(doc), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
 
 const demoFixture = `{
   "conventionId": "2026",
@@ -51,16 +26,16 @@ func TestAdminCommandsAreVisibleAtOnce(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	e.Users.Add(usersapitest.User(1001), usersapitest.User(1002))
 	token := e.Tokens.Service(t, "registration:read")
-	file := writeFixture(t, demoFixture)
-	if out, err := run(t, e, "import", file); err != nil || !strings.Contains(out, "2 inserted") {
+	file := resourcetest.WriteFixture(t, demoFixture)
+	if out, err := e.RunCLI(t, cli.Root(), "import", file); err != nil || !strings.Contains(out, "2 inserted") {
 		t.Fatalf("import: %v %s", err, out)
 	}
-	before := e.get(t, "/api/v0/users/1001/registration", token)
+	before := e.Get(t, "/api/v0/users/1001/registration", token)
 	var reg registrationBody
-	before.json(t, &reg)
+	before.JSON(t, &reg)
 
 	t.Run("importing the same file again changes nothing", func(t *testing.T) {
-		out, err := run(t, e, "import", "-o", "json", file)
+		out, err := e.RunCLI(t, cli.Root(), "import", "-o", "json", file)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -69,30 +44,30 @@ func TestAdminCommandsAreVisibleAtOnce(t *testing.T) {
 			t.Fatalf("%v %s", err, out)
 		}
 		var again registrationBody
-		e.get(t, "/api/v0/users/1001/registration", token).json(t, &again)
+		e.Get(t, "/api/v0/users/1001/registration", token).JSON(t, &again)
 		if again.UpdatedAt != reg.UpdatedAt {
 			t.Fatalf("updatedAt moved from %s to %s", reg.UpdatedAt, again.UpdatedAt)
 		}
 	})
 	t.Run("record-payment makes it paid with the order and a new updatedAt", func(t *testing.T) {
-		out, err := run(t, e, "record-payment", "1001", "--order-id", "9001")
+		out, err := e.RunCLI(t, cli.Root(), "record-payment", "1001", "--order-id", "9001")
 		if err != nil || !strings.Contains(out, "status paid") {
 			t.Fatalf("%v %s", err, out)
 		}
 		var got registrationBody
-		e.get(t, "/api/v0/users/1001/registration", token).json(t, &got)
+		e.Get(t, "/api/v0/users/1001/registration", token).JSON(t, &got)
 		if got.Status != "paid" || got.Order == nil || got.Order.OrderID != "9001" || !later(t, got.UpdatedAt, reg.UpdatedAt) {
 			t.Fatalf("after payment: %+v (before %s)", got, reg.UpdatedAt)
 		}
 		reg = got
 	})
 	t.Run("set-status unpaid is visible with a new updatedAt", func(t *testing.T) {
-		out, err := run(t, e, "set-status", "1001", "unpaid", "-o", "json")
+		out, err := e.RunCLI(t, cli.Root(), "set-status", "1001", "unpaid", "-o", "json")
 		if err != nil || !strings.Contains(out, `"status": "unpaid"`) {
 			t.Fatalf("%v %s", err, out)
 		}
 		var got registrationBody
-		e.get(t, "/api/v0/users/1001/registration", token).json(t, &got)
+		e.Get(t, "/api/v0/users/1001/registration", token).JSON(t, &got)
 		if got.Status != "unpaid" || !later(t, got.UpdatedAt, reg.UpdatedAt) {
 			t.Fatalf("after set-status: %+v (before %s)", got, reg.UpdatedAt)
 		}
@@ -106,7 +81,7 @@ func TestAdminCommandsAreVisibleAtOnce(t *testing.T) {
 			{"record-payment", "1001"},
 			{"set-status", "1001", "paid", "--convention", "1999"},
 		} {
-			if out, err := run(t, e, args...); err == nil {
+			if out, err := e.RunCLI(t, cli.Root(), args...); err == nil {
 				t.Errorf("%v succeeded: %s", args, out)
 			}
 		}
@@ -114,31 +89,31 @@ func TestAdminCommandsAreVisibleAtOnce(t *testing.T) {
 	t.Run("a file with a bad record is refused whole, naming record and field", func(t *testing.T) {
 		bad := strings.Replace(strings.Replace(demoFixture, `"badgeName": "Bob"`, `"badgeName": "Bobby"`, 1),
 			`"value": ["Fri"]`, `"value": "Fri"`, 1)
-		_, err := run(t, e, "import", writeFixture(t, bad))
+		_, err := e.RunCLI(t, cli.Root(), "import", resourcetest.WriteFixture(t, bad))
 		if err == nil || !strings.Contains(err.Error(), "registrations[0] (userId 1001): options[0].value") {
 			t.Fatalf("err %v", err)
 		}
 		var got registrationBody
-		e.get(t, "/api/v0/users/1002/registration", token).json(t, &got)
+		e.Get(t, "/api/v0/users/1002/registration", token).JSON(t, &got)
 		if got.BadgeName != "Bob" {
 			t.Fatalf("a refused file changed data: badge %q", got.BadgeName)
 		}
 	})
 	t.Run("an unknown field anywhere is refused", func(t *testing.T) {
 		bad := strings.Replace(demoFixture, `"badgeName": "Bob"`, `"badgeName": "Bob", "colour": "red"`, 1)
-		if _, err := run(t, e, "import", writeFixture(t, bad)); err == nil || !strings.Contains(err.Error(), "colour") {
+		if _, err := e.RunCLI(t, cli.Root(), "import", resourcetest.WriteFixture(t, bad)); err == nil || !strings.Contains(err.Error(), "colour") {
 			t.Fatalf("err %v", err)
 		}
 	})
 	t.Run("a changed record is updated in place", func(t *testing.T) {
 		changed := strings.Replace(demoFixture, `"badgeName": "Bob"`, `"badgeName": "Robert"`, 1)
-		out, err := run(t, e, "import", writeFixture(t, changed))
+		out, err := e.RunCLI(t, cli.Root(), "import", resourcetest.WriteFixture(t, changed))
 		// 1001 was changed by the commands above, so the file sets it back too.
 		if err != nil || !strings.Contains(out, "0 inserted, 2 updated, 0 unchanged") {
 			t.Fatalf("%v %s", err, out)
 		}
 		var got registrationBody
-		e.get(t, "/api/v0/users/1002/registration", token).json(t, &got)
+		e.Get(t, "/api/v0/users/1002/registration", token).JSON(t, &got)
 		if got.BadgeName != "Robert" {
 			t.Fatalf("badge %q", got.BadgeName)
 		}

@@ -3,7 +3,6 @@ package registrationapi
 
 import (
 	"encoding/json"
-	"errors"
 	"log/slog"
 	"net/http"
 
@@ -45,21 +44,7 @@ func Register(r gin.IRoutes, protected func(scope string) []gin.HandlerFunc, h *
 }
 
 func (h *Handler) get(c *gin.Context) {
-	id, ok := userid.Parse(c.Param("id"))
-	if !ok {
-		apierror.Abort(c, apierror.NotFound("No such user."))
-		return
-	}
-	r, err := h.svc.Get(c.Request.Context(), id)
-	if errors.Is(err, registration.ErrNotFound) {
-		apierror.Abort(c, apierror.NotFound("The user has no registration for this convention."))
-		return
-	}
-	if err != nil {
-		apireply.Error(c, h.log, err)
-		return
-	}
-	c.JSON(http.StatusOK, toJSON(r))
+	apireply.UserRecord(c, h.log, h.svc.Get, registration.ErrNotFound, "The user has no registration for this convention.", toJSON)
 }
 
 type searchRequest struct {
@@ -76,13 +61,8 @@ type cursorFilter struct {
 
 func (h *Handler) search(c *gin.Context) {
 	var req searchRequest
-	if e := jsonbody.Decode(c, &req, jsonbody.Options{EmptyAsObject: true}); e != nil {
-		apierror.Abort(c, e)
-		return
-	}
-	limit, e := req.LimitValue()
-	if e != nil {
-		apierror.Abort(c, e)
+	limit, ok := jsonbody.DecodeSearch(c, &req)
+	if !ok {
 		return
 	}
 	var f registration.Filter
@@ -108,15 +88,7 @@ func (h *Handler) search(c *gin.Context) {
 		apireply.Error(c, h.log, err)
 		return
 	}
-	resp := page.Response[registrationJSON]{Data: make([]registrationJSON, len(p.Items)), HasMore: p.More}
-	for i, r := range p.Items {
-		resp.Data[i] = toJSON(r)
-	}
-	if p.More {
-		next := h.pager.Codec.Encode(h.pager.Query, cf, p.Last)
-		resp.NextPage = &next
-	}
-	c.JSON(http.StatusOK, resp)
+	c.JSON(http.StatusOK, page.Render(h.pager, p.Items, p.Last, p.More, cf, toJSON))
 }
 
 // registrationJSON is a registration as the API renders it.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/eventreg/eventreg/libs/fixture"
+	"github.com/eventreg/eventreg/libs/resourcetest"
 )
 
 type registrationBody struct {
@@ -67,12 +68,12 @@ func TestGetUserRegistration(t *testing.T) {
 	token := e.Tokens.Service(t, "registration:read")
 
 	t.Run("returns every field as the contract has it", func(t *testing.T) {
-		r := e.get(t, "/api/v0/users/1001/registration", token)
+		r := e.Get(t, "/api/v0/users/1001/registration", token)
 		if r.Status != http.StatusOK {
 			t.Fatalf("status %d: %s", r.Status, r.Body)
 		}
 		var got registrationBody
-		r.json(t, &got)
+		r.JSON(t, &got)
 		if got.BadgeName != "Al the Great" || got.Status != "paid" || got.ProductID != "7" || got.ProductName != "Sponsor" ||
 			got.ProductDisplayName == nil || *got.ProductDisplayName != "Sponsor Weekend" || got.Order == nil || got.Order.OrderID != "601" {
 			t.Fatalf("registration %s", r.Body)
@@ -97,7 +98,7 @@ func TestGetUserRegistration(t *testing.T) {
 		}
 	})
 	t.Run("no order, no display name and no flags render as null and empty arrays", func(t *testing.T) {
-		r := e.get(t, "/api/v0/users/1002/registration", token)
+		r := e.Get(t, "/api/v0/users/1002/registration", token)
 		if r.Status != http.StatusOK {
 			t.Fatalf("status %d: %s", r.Status, r.Body)
 		}
@@ -109,47 +110,33 @@ func TestGetUserRegistration(t *testing.T) {
 	})
 	t.Run("calls the users service once with the one id", func(t *testing.T) {
 		e.Users.Reset()
-		e.get(t, "/api/v0/users/1001/registration", token)
+		e.Get(t, "/api/v0/users/1001/registration", token)
 		if calls := e.Users.Calls(); len(calls) != 1 || len(calls[0]) != 1 || calls[0][0] != 1001 {
 			t.Fatalf("calls %v", calls)
 		}
 	})
-	refusals := []struct {
-		name, path, token string
-		status            int
-		category, message string
-	}{
-		{"user without a registration is 404", "/api/v0/users/1004/registration", token, 404, "resource", ""},
-		{"registration of another convention is invisible", "/api/v0/users/1003/registration", token, 404, "resource", ""},
-		{"id that is not a number is 404", "/api/v0/users/abc/registration", token, 404, "resource", ""},
-		{"id zero is 404", "/api/v0/users/0/registration", token, 404, "resource", ""},
-		{"no token is 401", "/api/v0/users/1001/registration", "", 401, "authentication", "Invalid token."},
-		{"garbage token is 401", "/api/v0/users/1001/registration", "a.b.c", 401, "authentication", "Invalid token."},
-		{"expired token is 401 Token expired.", "/api/v0/users/1001/registration", e.Tokens.Expired(t, "registration:read"), 401, "authentication", "Token expired."},
-		{"token without registration:read is 403", "/api/v0/users/1001/registration", e.Tokens.Service(t, "user:read", "volunteer:read"), 403, "access", ""},
+	refusals := []resourcetest.Refusal{
+		{Name: "user without a registration is 404", Path: "/api/v0/users/1004/registration", Token: token, Status: 404, Category: "resource"},
+		{Name: "registration of another convention is invisible", Path: "/api/v0/users/1003/registration", Token: token, Status: 404, Category: "resource"},
+		{Name: "id that is not a number is 404", Path: "/api/v0/users/abc/registration", Token: token, Status: 404, Category: "resource"},
+		{Name: "id zero is 404", Path: "/api/v0/users/0/registration", Token: token, Status: 404, Category: "resource"},
+		{Name: "no token is 401", Path: "/api/v0/users/1001/registration", Status: 401, Category: "authentication", Message: "Invalid token."},
+		{Name: "garbage token is 401", Path: "/api/v0/users/1001/registration", Token: "a.b.c", Status: 401, Category: "authentication", Message: "Invalid token."},
+		{Name: "expired token is 401 Token expired.", Path: "/api/v0/users/1001/registration", Token: e.Tokens.Expired(t, "registration:read"), Status: 401, Category: "authentication", Message: "Token expired."},
+		{Name: "token without registration:read is 403", Path: "/api/v0/users/1001/registration", Token: e.Tokens.Service(t, "user:read", "volunteer:read"), Status: 403, Category: "access"},
 	}
-	for _, tc := range refusals {
-		t.Run(tc.name, func(t *testing.T) {
-			r := e.get(t, tc.path, tc.token)
-			if r.Status != tc.status {
-				t.Fatalf("status %d, want %d: %s", r.Status, tc.status, r.Body)
-			}
-			if msg := r.errorMessage(t, tc.category); tc.message != "" && msg != tc.message {
-				t.Fatalf("message %q, want %q", msg, tc.message)
-			}
-		})
-	}
+	e.CheckRefusals(t, refusals)
 	t.Run("a registration whose user no longer exists is 404", func(t *testing.T) {
 		e.importRegs(t, convention, fixture.Registration{UserID: 1009, BadgeName: "Ghost", Status: "paid", ProductID: "5", ProductName: "Attendee"})
 		e.Users.Remove(1009)
-		if r := e.get(t, "/api/v0/users/1009/registration", token); r.Status != 404 {
+		if r := e.Get(t, "/api/v0/users/1009/registration", token); r.Status != 404 {
 			t.Fatalf("status %d: %s", r.Status, r.Body)
 		}
 	})
 }
 
 func TestSearchRegistrations(t *testing.T) {
-	e := newEnv(t, envOptions{bodyLimit: 8 << 10})
+	e := newEnv(t, envOptions{BodyLimit: 8 << 10})
 	e.importRegs(t, convention, alice(), bob(),
 		fixture.Registration{UserID: 1005, BadgeName: "Rinn", Status: "paid", OrderID: ptr("603"), ProductID: "5", ProductName: "Attendee"})
 	e.importRegs(t, "2025", fixture.Registration{UserID: 1003, BadgeName: "Old", Status: "paid", ProductID: "1", ProductName: "Old"})
@@ -165,7 +152,7 @@ func TestSearchRegistrations(t *testing.T) {
 	t.Run("the literal body {} is a first page of everything in the convention", func(t *testing.T) {
 		r := e.search(t, token, `{}`)
 		var p pageBody
-		r.json(t, &p)
+		r.JSON(t, &p)
 		if r.Status != 200 || ids(p) != "1001,1002,1005" || p.HasMore || p.NextPage != nil {
 			t.Fatalf("%d %s", r.Status, r.Body)
 		}
@@ -174,9 +161,9 @@ func TestSearchRegistrations(t *testing.T) {
 		}
 	})
 	t.Run("an empty body is a first page", func(t *testing.T) {
-		r := e.do(t, http.MethodPost, "/api/v0/registration/search", token, "", nil)
+		r := e.Do(t, http.MethodPost, "/api/v0/registration/search", token, "", nil)
 		var p pageBody
-		r.json(t, &p)
+		r.JSON(t, &p)
 		if r.Status != 200 || ids(p) != "1001,1002,1005" {
 			t.Fatalf("%d %s", r.Status, r.Body)
 		}
@@ -184,7 +171,7 @@ func TestSearchRegistrations(t *testing.T) {
 	t.Run("filter.userIds takes strings and numbers", func(t *testing.T) {
 		r := e.search(t, token, `{"filter": {"userIds": ["1005", 1001, "1003", "9999"]}}`)
 		var p pageBody
-		r.json(t, &p)
+		r.JSON(t, &p)
 		if r.Status != 200 || ids(p) != "1001,1005" {
 			t.Fatalf("%d %s", r.Status, r.Body)
 		}
@@ -199,7 +186,7 @@ func TestSearchRegistrations(t *testing.T) {
 		for _, body := range []string{`{"filter": null}`, `{"filter": {}}`, `{"filter": {"userIds": null}}`} {
 			var p pageBody
 			r := e.search(t, token, body)
-			r.json(t, &p)
+			r.JSON(t, &p)
 			if r.Status != 200 || ids(p) != "1001,1002,1005" {
 				t.Fatalf("%s: %d %s", body, r.Status, r.Body)
 			}
@@ -224,7 +211,7 @@ func TestSearchRegistrations(t *testing.T) {
 	})
 	first := e.search(t, token, `{"limit": 1}`)
 	var firstPage pageBody
-	first.json(t, &firstPage)
+	first.JSON(t, &firstPage)
 	if firstPage.NextPage == nil {
 		t.Fatalf("no cursor: %s", first.Body)
 	}
@@ -235,49 +222,33 @@ func TestSearchRegistrations(t *testing.T) {
 	for i := 1; i <= 101; i++ {
 		tooMany = append(tooMany, fmt.Sprint(i))
 	}
-	refusals := []struct {
-		name, body, contentType, token string
-		status                         int
-		category                       string
-	}{
-		{"101 ids is a validation error", `{"filter":{"userIds":[` + strings.Join(tooMany, ",") + `]}}`, "application/json", token, 400, "validation"},
-		{"a user id that is not a number", `{"filter":{"userIds":["abc"]}}`, "application/json", token, 400, "validation"},
-		{"a negative user id", `{"filter":{"userIds":[-4]}}`, "application/json", token, 400, "validation"},
-		{"userIds not an array", `{"filter":{"userIds":"1001"}}`, "application/json", token, 400, "validation"},
-		{"filter not an object", `{"filter":[1001]}`, "application/json", token, 400, "validation"},
-		{"limit zero", `{"limit":0}`, "application/json", token, 400, "validation"},
-		{"limit not a number", `{"limit":"many"}`, "application/json", token, 400, "validation"},
-		{"limit a fraction", `{"limit":1.5}`, "application/json", token, 400, "validation"},
-		{"nextPage that is not a cursor", `{"nextPage":"garbage"}`, "application/json", token, 400, "validation"},
-		{"nextPage edited", `{"nextPage":"` + string(tampered) + `"}`, "application/json", token, 400, "validation"},
-		{"nextPage from another filter", `{"nextPage":"` + cursor + `","filter":{"userIds":[1001]}}`, "application/json", token, 400, "validation"},
-		{"nextPage not a string", `{"nextPage":5}`, "application/json", token, 400, "validation"},
-		{"malformed JSON", `{"limit": 5`, "application/json", token, 400, "validation"},
-		{"two JSON values", `{} {}`, "application/json", token, 400, "validation"},
-		{"a duplicate key", `{"limit": 5, "limit": 6}`, "application/json", token, 400, "validation"},
-		{"not JSON at all", `limit=5`, "application/x-www-form-urlencoded", token, 415, "validation"},
-		{"a body over the limit", `{"filter":{"userIds":["` + strings.Repeat("1", 10<<10) + `"]}}`, "application/json", token, 413, "validation"},
-		{"no token", `{}`, "application/json", "", 401, "authentication"},
-		{"expired token", `{}`, "application/json", e.Tokens.Expired(t, "registration:read"), 401, "authentication"},
-		{"wrong scope", `{}`, "application/json", e.Tokens.Service(t, "volunteer:read"), 403, "access"},
+	refusals := []resourcetest.BodyRefusal{
+		{Name: "101 ids is a validation error", Body: `{"filter":{"userIds":[` + strings.Join(tooMany, ",") + `]}}`, ContentType: "application/json", Token: token, Status: 400, Category: "validation"},
+		{Name: "a user id that is not a number", Body: `{"filter":{"userIds":["abc"]}}`, ContentType: "application/json", Token: token, Status: 400, Category: "validation"},
+		{Name: "a negative user id", Body: `{"filter":{"userIds":[-4]}}`, ContentType: "application/json", Token: token, Status: 400, Category: "validation"},
+		{Name: "userIds not an array", Body: `{"filter":{"userIds":"1001"}}`, ContentType: "application/json", Token: token, Status: 400, Category: "validation"},
+		{Name: "filter not an object", Body: `{"filter":[1001]}`, ContentType: "application/json", Token: token, Status: 400, Category: "validation"},
+		{Name: "limit zero", Body: `{"limit":0}`, ContentType: "application/json", Token: token, Status: 400, Category: "validation"},
+		{Name: "limit not a number", Body: `{"limit":"many"}`, ContentType: "application/json", Token: token, Status: 400, Category: "validation"},
+		{Name: "limit a fraction", Body: `{"limit":1.5}`, ContentType: "application/json", Token: token, Status: 400, Category: "validation"},
+		{Name: "nextPage that is not a cursor", Body: `{"nextPage":"garbage"}`, ContentType: "application/json", Token: token, Status: 400, Category: "validation"},
+		{Name: "nextPage edited", Body: `{"nextPage":"` + string(tampered) + `"}`, ContentType: "application/json", Token: token, Status: 400, Category: "validation"},
+		{Name: "nextPage from another filter", Body: `{"nextPage":"` + cursor + `","filter":{"userIds":[1001]}}`, ContentType: "application/json", Token: token, Status: 400, Category: "validation"},
+		{Name: "nextPage not a string", Body: `{"nextPage":5}`, ContentType: "application/json", Token: token, Status: 400, Category: "validation"},
+		{Name: "malformed JSON", Body: `{"limit": 5`, ContentType: "application/json", Token: token, Status: 400, Category: "validation"},
+		{Name: "two JSON values", Body: `{} {}`, ContentType: "application/json", Token: token, Status: 400, Category: "validation"},
+		{Name: "a duplicate key", Body: `{"limit": 5, "limit": 6}`, ContentType: "application/json", Token: token, Status: 400, Category: "validation"},
+		{Name: "not JSON at all", Body: `limit=5`, ContentType: "application/x-www-form-urlencoded", Token: token, Status: 415, Category: "validation"},
+		{Name: "a body over the limit", Body: `{"filter":{"userIds":["` + strings.Repeat("1", 10<<10) + `"]}}`, ContentType: "application/json", Token: token, Status: 413, Category: "validation"},
+		{Name: "no token", Body: `{}`, ContentType: "application/json", Status: 401, Category: "authentication"},
+		{Name: "expired token", Body: `{}`, ContentType: "application/json", Token: e.Tokens.Expired(t, "registration:read"), Status: 401, Category: "authentication"},
+		{Name: "wrong scope", Body: `{}`, ContentType: "application/json", Token: e.Tokens.Service(t, "volunteer:read"), Status: 403, Category: "access"},
 	}
-	for _, tc := range refusals {
-		t.Run("refuses "+tc.name, func(t *testing.T) {
-			e.Users.Reset()
-			r := e.do(t, http.MethodPost, "/api/v0/registration/search", tc.token, tc.contentType, []byte(tc.body))
-			if r.Status != tc.status {
-				t.Fatalf("status %d, want %d: %s", r.Status, tc.status, r.Body)
-			}
-			r.errorMessage(t, tc.category)
-			if calls := e.Users.Calls(); len(calls) != 0 {
-				t.Fatalf("a refused request called the users service: %v", calls)
-			}
-		})
-	}
+	e.CheckBodyRefusals(t, "/api/v0/registration/search", refusals)
 	t.Run("the cursor continues with the same filter", func(t *testing.T) {
 		r := e.search(t, token, `{"limit": 1, "nextPage": "`+cursor+`"}`)
 		var p pageBody
-		r.json(t, &p)
+		r.JSON(t, &p)
 		if r.Status != 200 || ids(p) != "1002" || !p.HasMore {
 			t.Fatalf("%d %s", r.Status, r.Body)
 		}
@@ -313,7 +284,7 @@ func TestPaginationWalkSeesEachRegistrationOnce(t *testing.T) {
 				t.Fatalf("page %d: %d %s", pages, r.Status, r.Body)
 			}
 			var p pageBody
-			r.json(t, &p)
+			r.JSON(t, &p)
 			pages++
 			if len(p.Data) > limit {
 				t.Fatalf("page of %d for limit %d", len(p.Data), limit)
@@ -364,7 +335,7 @@ func TestPaginationWalkSeesEachRegistrationOnce(t *testing.T) {
 		e.Users.Reset()
 		r := e.search(t, token, `{}`)
 		var p pageBody
-		r.json(t, &p)
+		r.JSON(t, &p)
 		if len(p.Data) != 100 {
 			t.Fatalf("page of %d", len(p.Data))
 		}
@@ -375,43 +346,15 @@ func TestPaginationWalkSeesEachRegistrationOnce(t *testing.T) {
 }
 
 func TestUsersServiceDown(t *testing.T) {
-	e := newEnv(t, envOptions{usersTimeout: 300 * time.Millisecond})
+	e := newEnv(t, envOptions{UsersTimeout: 300 * time.Millisecond})
 	e.importRegs(t, convention, alice(), bob())
 	token := e.Tokens.Service(t, "registration:read")
 	check := func(t *testing.T) {
 		t.Helper()
-		for _, send := range []func() response{
-			func() response { return e.get(t, "/api/v0/users/1001/registration", token) },
+		resourcetest.ExpectUsersUnavailable(t,
+			func() response { return e.Get(t, "/api/v0/users/1001/registration", token) },
 			func() response { return e.search(t, token, `{}`) },
-		} {
-			start := time.Now()
-			r := send()
-			if r.Status != http.StatusServiceUnavailable {
-				t.Fatalf("status %d: %s", r.Status, r.Body)
-			}
-			if took := time.Since(start); took > 2*time.Second {
-				t.Fatalf("took %v", took)
-			}
-			if msg := r.errorMessage(t, "server"); !strings.Contains(msg, "users service") {
-				t.Fatalf("message %q", msg)
-			}
-			if r.Header.Get("Retry-After") == "" {
-				t.Fatal("no Retry-After")
-			}
-		}
+		)
 	}
-	t.Run("a users service that hangs gives 503 within the timeout", func(t *testing.T) {
-		e.Users.SetDelay(10 * time.Second)
-		defer e.Users.SetDelay(0)
-		check(t)
-	})
-	t.Run("a users service answering 500 gives 503", func(t *testing.T) {
-		e.Users.SetStatus(http.StatusInternalServerError)
-		defer e.Users.SetStatus(0)
-		check(t)
-	})
-	t.Run("a users service that is gone gives 503 at once", func(t *testing.T) {
-		e.Users.Close()
-		check(t)
-	})
+	e.CheckUsersOutages(t, check)
 }

@@ -62,10 +62,7 @@ func createCommand() *cobra.Command {
 	f.BoolVar(&identityVerified, "identity-verified", false, "the identity is verified")
 	f.BoolVar(&pwdIn, "password-stdin", false, "read the password from stdin (without it the user cannot log in)")
 	out := addOutputFlag(cmd)
-	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		if err := out.check(); err != nil {
-			return err
-		}
+	cmd.RunE = out.checked(func(cmd *cobra.Command, _ []string) error {
 		bornAt, err := user.ParseDate(born)
 		if err != nil {
 			return fmt.Errorf("--born-at %w", err)
@@ -100,7 +97,7 @@ func createCommand() *cobra.Command {
 		return out.print(cmd.OutOrStdout(), createdUser{ID: u.ID, Username: u.Username, Email: u.Email, FirstName: u.FirstName,
 			LastName: u.LastName, PreferredName: u.PreferredName, BornAt: born, Phone: u.Phone, HasPassword: nu.Password != nil},
 			fmt.Sprintf("created user %d (%s)", u.ID, u.Username))
-	}
+	})
 	return cmd
 }
 
@@ -111,10 +108,7 @@ func setPasswordCommand() *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 	}
 	out := addOutputFlag(cmd)
-	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		if err := out.check(); err != nil {
-			return err
-		}
+	cmd.RunE = out.checked(func(cmd *cobra.Command, args []string) error {
 		id, err := parseArgID("USER_ID", args[0])
 		if err != nil {
 			return err
@@ -139,7 +133,7 @@ func setPasswordCommand() *cobra.Command {
 			return err
 		}
 		return out.print(cmd.OutOrStdout(), map[string]any{"userId": id, "passwordSet": true}, fmt.Sprintf("password of user %d set", id))
-	}
+	})
 	return cmd
 }
 
@@ -149,6 +143,30 @@ func parseArgID(name, s string) (int64, error) {
 		return 0, fmt.Errorf("%s must be a positive integer, not %q", name, s)
 	}
 	return id, nil
+}
+
+// parseArgIDs parses args[i] as the id names[i] for each name.
+func parseArgIDs(args []string, names ...string) ([]int64, error) {
+	ids := make([]int64, len(names))
+	for i, name := range names {
+		id, err := parseArgID(name, args[i])
+		if err != nil {
+			return nil, err
+		}
+		ids[i] = id
+	}
+	return ids, nil
+}
+
+// checked is the RunE of a command with an output flag: a bad -o is refused
+// before run does anything.
+func (o *output) checked(run func(cmd *cobra.Command, args []string) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := o.check(); err != nil {
+			return err
+		}
+		return run(cmd, args)
+	}
 }
 
 func rolesCommand() *cobra.Command {
@@ -177,10 +195,7 @@ func roleCreateCommand() *cobra.Command {
 	cmd.Flags().StringVar(&name, "name", "", "unique role name")
 	cmd.Flags().StringVar(&perms, "permissions", "", "permissions, separated by spaces or commas (e.g. \"user:read con:read\")")
 	out := addOutputFlag(cmd)
-	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		if err := out.check(); err != nil {
-			return err
-		}
+	cmd.RunE = out.checked(func(cmd *cobra.Command, _ []string) error {
 		if cmd.Flags().Changed("id") && id <= 0 {
 			return errors.New("--id must be a positive integer")
 		}
@@ -202,7 +217,7 @@ func roleCreateCommand() *cobra.Command {
 		}
 		return out.print(cmd.OutOrStdout(), roleOut{ID: r.ID, Name: r.Name, Permissions: r.Permissions},
 			fmt.Sprintf("created role %d (%s)", r.ID, r.Name))
-	}
+	})
 	return cmd
 }
 
@@ -230,18 +245,12 @@ func roleGrantCommand() *cobra.Command {
 	var scope string
 	cmd.Flags().StringVar(&scope, "scope", "global", "global or convention")
 	out := addOutputFlag(cmd)
-	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		if err := out.check(); err != nil {
-			return err
-		}
-		userID, err := parseArgID("USER_ID", args[0])
+	cmd.RunE = out.checked(func(cmd *cobra.Command, args []string) error {
+		ids, err := parseArgIDs(args, "USER_ID", "ROLE_ID")
 		if err != nil {
 			return err
 		}
-		roleID, err := parseArgID("ROLE_ID", args[1])
-		if err != nil {
-			return err
-		}
+		userID, roleID := ids[0], ids[1]
 		sc, ok := role.ParseScope(scope)
 		if !ok {
 			return fmt.Errorf("--scope must be global or convention, not %q", scope)
@@ -256,7 +265,7 @@ func roleGrantCommand() *cobra.Command {
 		}
 		return out.print(cmd.OutOrStdout(), map[string]any{"userId": userID, "roleId": roleID, "scope": sc},
 			fmt.Sprintf("user %d now has role %d (%s)", userID, roleID, sc))
-	}
+	})
 	return cmd
 }
 
@@ -267,18 +276,12 @@ func roleRevokeCommand() *cobra.Command {
 		Args:  cobra.ExactArgs(2),
 	}
 	out := addOutputFlag(cmd)
-	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		if err := out.check(); err != nil {
-			return err
-		}
-		userID, err := parseArgID("USER_ID", args[0])
+	cmd.RunE = out.checked(func(cmd *cobra.Command, args []string) error {
+		ids, err := parseArgIDs(args, "USER_ID", "ROLE_ID")
 		if err != nil {
 			return err
 		}
-		roleID, err := parseArgID("ROLE_ID", args[1])
-		if err != nil {
-			return err
-		}
+		userID, roleID := ids[0], ids[1]
 		a, err := openAdmin(cmd.Context())
 		if err != nil {
 			return err
@@ -289,6 +292,6 @@ func roleRevokeCommand() *cobra.Command {
 		}
 		return out.print(cmd.OutOrStdout(), map[string]any{"userId": userID, "roleId": roleID, "revoked": true},
 			fmt.Sprintf("user %d no longer has role %d", userID, roleID))
-	}
+	})
 	return cmd
 }

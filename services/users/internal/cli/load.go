@@ -18,10 +18,7 @@ func importCommand() *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 	}
 	out := addOutputFlag(cmd)
-	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		if err := out.check(); err != nil {
-			return err
-		}
+	cmd.RunE = out.checked(func(cmd *cobra.Command, args []string) error {
 		doc, err := fixture.Load(args[0])
 		if err != nil {
 			return err
@@ -39,7 +36,7 @@ func importCommand() *cobra.Command {
 			"roles: %d new, %d updated, %d unchanged; users: %d new, %d updated, %d unchanged; memberships: %d added, %d removed; passwords hashed: %d",
 			st.RolesInserted, st.RolesUpdated, st.RolesUnchanged, st.UsersInserted, st.UsersUpdated, st.UsersUnchanged,
 			st.MembershipsAdded, st.MembershipsRemoved, st.PasswordsHashed))
-	}
+	})
 	return cmd
 }
 
@@ -56,10 +53,7 @@ func generateCommand() *cobra.Command {
 	cmd.Flags().Uint64Var(&opts.Seed, "seed", 1, "seed of the pseudo-random data (same seed, same data)")
 	cmd.Flags().StringVar(&convention, "convention", "", "convention of the convention-scoped memberships (default CONVENTION_ID; none: all global)")
 	out := addOutputFlag(cmd)
-	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		if err := out.check(); err != nil {
-			return err
-		}
+	cmd.RunE = out.checked(func(cmd *cobra.Command, _ []string) error {
 		if opts.Users < 0 || opts.Roles < 0 || opts.Users > 100_000_000 || opts.Roles > 100_000 {
 			return fmt.Errorf("--users must be 0 to 100000000 and --roles 0 to 100000")
 		}
@@ -79,6 +73,6 @@ func generateCommand() *cobra.Command {
 		}
 		return out.print(cmd.OutOrStdout(), res, fmt.Sprintf("users %d-%d, roles %d-%d, %d memberships",
 			res.FirstUserID, res.LastUserID, res.FirstRoleID, res.LastRoleID, res.Memberships))
-	}
+	})
 	return cmd
 }

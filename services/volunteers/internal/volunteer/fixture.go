@@ -1,7 +1,6 @@
 package volunteer
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 
@@ -23,16 +22,9 @@ func FromFixture(convention string, deps []fixture.Department, vols []fixture.Vo
 		exists[id] = true
 	}
 	outDeps := make([]Department, 0, len(deps))
-	firstDep := map[int64]int{}
+	depKeys := fixture.NewKeys("departments", "id")
 	for i, d := range deps {
-		where := fmt.Sprintf("departments[%d] (id %d)", i, d.ID)
-		if d.ID < 1 {
-			problems.Addf("%s: id must be a positive integer", where)
-		} else if j, dup := firstDep[d.ID]; dup {
-			problems.Addf("%s: id appears twice (also departments[%d])", where, j)
-		} else {
-			firstDep[d.ID] = i
-		}
+		where := depKeys.Check(&problems, i, d.ID)
 		exists[d.ID] = true
 		if strings.TrimSpace(d.Name) == "" {
 			problems.Addf("%s: name must not be empty", where)
@@ -54,16 +46,9 @@ func FromFixture(convention string, deps []fixture.Department, vols []fixture.Vo
 		outDeps = append(outDeps, Department{ID: d.ID, Name: d.Name, Email: d.Email, PubliclyVisible: d.PubliclyVisible, Leads: leads})
 	}
 	outVols := make([]Volunteer, 0, len(vols))
-	firstVol := map[int64]int{}
+	volKeys := fixture.NewKeys("volunteers", "userId")
 	for i, v := range vols {
-		where := fmt.Sprintf("volunteers[%d] (userId %d)", i, v.UserID)
-		if v.UserID < 1 {
-			problems.Addf("%s: userId must be a positive integer", where)
-		} else if j, dup := firstVol[v.UserID]; dup {
-			problems.Addf("%s: userId appears twice (also volunteers[%d])", where, j)
-		} else {
-			firstVol[v.UserID] = i
-		}
+		where := volKeys.Check(&problems, i, v.UserID)
 		contacts := make([]ContactMethod, 0, len(v.ContactMethods))
 		for k, c := range v.ContactMethods {
 			if strings.TrimSpace(c.Name) == "" {

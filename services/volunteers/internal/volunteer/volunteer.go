@@ -108,24 +108,12 @@ func (s *Service) Get(ctx context.Context, userID int64) (WithUser, error) {
 	if err != nil {
 		return WithUser{}, err
 	}
-	users, err := usersummary.Fetch(ctx, s.users, []int64{userID})
-	if err != nil {
-		return WithUser{}, err
-	}
-	u, ok := users[userID]
-	if !ok {
-		return WithUser{}, ErrNotFound
-	}
-	return WithUser{Volunteer: v, User: u}, nil
+	return usersummary.Attach(ctx, s.users, userID, v, ErrNotFound, withUser)
 }
 
-// Page is one page of a search. Last is the user id the next page starts
-// after; More tells whether there is one.
-type Page struct {
-	Items []WithUser
-	Last  int64
-	More  bool
-}
+// Page is one page of a search (Last is the user id the next page starts
+// after; More tells whether there is one).
+type Page = usersummary.Page[WithUser]
 
 // Search returns one page of volunteers in user id order with one call to the
 // users service for the whole page. Volunteers whose user no longer exists are
@@ -135,28 +123,13 @@ func (s *Service) Search(ctx context.Context, ks page.Keyset) (Page, error) {
 	if err != nil {
 		return Page{}, err
 	}
-	p := Page{Items: make([]WithUser, 0, len(rows))}
-	if len(rows) > ks.Limit {
-		rows, p.More = rows[:ks.Limit], true
-	}
-	if len(rows) == 0 {
-		return p, nil
-	}
-	p.Last = rows[len(rows)-1].UserID
-	ids := make([]int64, len(rows))
-	for i, v := range rows {
-		ids[i] = v.UserID
-	}
-	users, err := usersummary.Fetch(ctx, s.users, ids)
-	if err != nil {
-		return Page{}, err
-	}
-	for _, v := range rows {
-		if u, ok := users[v.UserID]; ok {
-			p.Items = append(p.Items, WithUser{Volunteer: v, User: u})
-		}
-	}
-	return p, nil
+	return usersummary.JoinPage(ctx, s.users, rows, ks.Limit, userIDOf, withUser)
+}
+
+func userIDOf(v Volunteer) int64 { return v.UserID }
+
+func withUser(v Volunteer, u usersapi.UserSummary) WithUser {
+	return WithUser{Volunteer: v, User: u}
 }
 
 // Departments returns every department with its leads' summaries, fetched in

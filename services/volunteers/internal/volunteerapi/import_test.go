@@ -1,38 +1,14 @@
 package volunteerapi_test
 
 import (
-	"bytes"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/eventreg/eventreg/libs/resourcetest"
 	"github.com/eventreg/eventreg/libs/usersapitest"
 	"github.com/eventreg/eventreg/services/volunteers/internal/cli"
 )
-
-func run(t *testing.T, e *env, args ...string) (string, error) {
-	t.Helper()
-	t.Setenv("DATABASE_URL", e.DSN)
-	t.Setenv("CONVENTION_ID", convention)
-	root := cli.Root()
-	var out bytes.Buffer
-	root.SetOut(&out)
-	root.SetErr(&out)
-	root.SetArgs(args)
-	err := root.Execute()
-	return out.String(), err
-}
-
-func writeFixture(t *testing.T, doc string) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), "fixture.json")
-	if err := os.WriteFile(p, []byte(doc), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
 
 const fixtureDoc = `{
   "registrations": [{"userId": 1001, "badgeName": "Al", "status": "paid", "productId": "7", "productName": "Sponsor"}],
@@ -52,16 +28,16 @@ func TestImportCommand(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	e.Users.Add(usersapitest.User(1002), usersapitest.User(1003))
 	token := e.Tokens.Service(t, "volunteer:read")
-	file := writeFixture(t, fixtureDoc)
-	out, err := run(t, e, "import", file)
+	file := resourcetest.WriteFixture(t, fixtureDoc)
+	out, err := e.RunCLI(t, cli.Root(), "import", file)
 	if err != nil || !strings.Contains(out, "departments: 2 inserted") || !strings.Contains(out, "volunteers of convention 2026: 2 inserted") {
 		t.Fatalf("%v %s", err, out)
 	}
 	var before volunteerBody
-	e.get(t, "/api/v0/users/1003/volunteer", token).json(t, &before)
+	e.Get(t, "/api/v0/users/1003/volunteer", token).JSON(t, &before)
 
 	t.Run("importing the same file again changes nothing", func(t *testing.T) {
-		out, err := run(t, e, "import", "-o", "json", file)
+		out, err := e.RunCLI(t, cli.Root(), "import", "-o", "json", file)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -72,14 +48,14 @@ func TestImportCommand(t *testing.T) {
 			t.Fatalf("%v %s", err, out)
 		}
 		var after volunteerBody
-		e.get(t, "/api/v0/users/1003/volunteer", token).json(t, &after)
+		e.Get(t, "/api/v0/users/1003/volunteer", token).JSON(t, &after)
 		if after.UpdatedAt != before.UpdatedAt {
 			t.Fatalf("updatedAt moved: %s → %s", before.UpdatedAt, after.UpdatedAt)
 		}
 	})
 	t.Run("the conventionId of the file decides the convention", func(t *testing.T) {
 		doc := strings.Replace(fixtureDoc, `{`, `{"conventionId": "2030",`, 1)
-		if out, err := run(t, e, "import", writeFixture(t, doc)); err != nil || !strings.Contains(out, "convention 2030: 2 inserted") {
+		if out, err := e.RunCLI(t, cli.Root(), "import", resourcetest.WriteFixture(t, doc)); err != nil || !strings.Contains(out, "convention 2030: 2 inserted") {
 			t.Fatalf("%v %s", err, out)
 		}
 	})
@@ -97,12 +73,12 @@ func TestImportCommand(t *testing.T) {
 			if doc == fixtureDoc {
 				t.Fatal("the test did not change the file")
 			}
-			_, err := run(t, e, "import", writeFixture(t, doc))
+			_, err := e.RunCLI(t, cli.Root(), "import", resourcetest.WriteFixture(t, doc))
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err %v, want one naming %q", err, tc.want)
 			}
 			var deps []struct{ Name string }
-			e.get(t, "/api/v0/volunteers/departments", token).json(t, &deps)
+			e.Get(t, "/api/v0/volunteers/departments", token).JSON(t, &deps)
 			if deps[0].Name != "Registration" {
 				t.Fatal("a refused file changed a department")
 			}

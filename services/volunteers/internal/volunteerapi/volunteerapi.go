@@ -2,7 +2,6 @@
 package volunteerapi
 
 import (
-	"errors"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -48,32 +47,13 @@ func Register(public, internal gin.IRoutes, protected func(scope string) []gin.H
 }
 
 func (h *Handler) get(c *gin.Context) {
-	id, ok := userid.Parse(c.Param("id"))
-	if !ok {
-		apierror.Abort(c, apierror.NotFound("No such user."))
-		return
-	}
-	v, err := h.svc.Get(c.Request.Context(), id)
-	if errors.Is(err, volunteer.ErrNotFound) {
-		apierror.Abort(c, apierror.NotFound("The user has no volunteer record for this convention."))
-		return
-	}
-	if err != nil {
-		apireply.Error(c, h.log, err)
-		return
-	}
-	c.JSON(http.StatusOK, toJSON(v))
+	apireply.UserRecord(c, h.log, h.svc.Get, volunteer.ErrNotFound, "The user has no volunteer record for this convention.", toJSON)
 }
 
 func (h *Handler) search(c *gin.Context) {
 	var req page.Request
-	if e := jsonbody.Decode(c, &req, jsonbody.Options{EmptyAsObject: true}); e != nil {
-		apierror.Abort(c, e)
-		return
-	}
-	limit, e := req.LimitValue()
-	if e != nil {
-		apierror.Abort(c, e)
+	limit, ok := jsonbody.DecodeSearch(c, &req)
+	if !ok {
 		return
 	}
 	ks, e := h.pager.Start(req.NextPage, limit, nil)
@@ -86,15 +66,7 @@ func (h *Handler) search(c *gin.Context) {
 		apireply.Error(c, h.log, err)
 		return
 	}
-	resp := page.Response[volunteerJSON]{Data: make([]volunteerJSON, len(p.Items)), HasMore: p.More}
-	for i, v := range p.Items {
-		resp.Data[i] = toJSON(v)
-	}
-	if p.More {
-		next := h.pager.Codec.Encode(h.pager.Query, nil, p.Last)
-		resp.NextPage = &next
-	}
-	c.JSON(http.StatusOK, resp)
+	c.JSON(http.StatusOK, page.Render(h.pager, p.Items, p.Last, p.More, nil, toJSON))
 }
 
 func (h *Handler) departments(c *gin.Context) {

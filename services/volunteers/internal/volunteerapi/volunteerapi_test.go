@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/eventreg/eventreg/libs/fixture"
+	"github.com/eventreg/eventreg/libs/resourcetest"
 	"github.com/eventreg/eventreg/libs/volunteersapi"
 )
 
@@ -75,12 +76,12 @@ func TestGetUserVolunteer(t *testing.T) {
 	token := e.Tokens.Service(t, "volunteer:read")
 
 	t.Run("returns every field as the contract has it", func(t *testing.T) {
-		r := e.get(t, "/api/v0/users/1003/volunteer", token)
+		r := e.Get(t, "/api/v0/users/1003/volunteer", token)
 		if r.Status != http.StatusOK {
 			t.Fatalf("status %d: %s", r.Status, r.Body)
 		}
 		var v volunteerBody
-		r.json(t, &v)
+		r.JSON(t, &v)
 		if v.User.ID != "1003" || v.User.Username != "user1003" || v.User.Email != "user1003@example.org" {
 			t.Fatalf("user %+v", v.User)
 		}
@@ -102,42 +103,28 @@ func TestGetUserVolunteer(t *testing.T) {
 		}
 	})
 	t.Run("empty lists render as arrays", func(t *testing.T) {
-		r := e.get(t, "/api/v0/users/1002/volunteer", token)
+		r := e.Get(t, "/api/v0/users/1002/volunteer", token)
 		for _, want := range []string{`"contactMethods":[]`, `"options":[]`} {
 			if !strings.Contains(string(r.Body), want) {
 				t.Errorf("body lacks %s: %s", want, r.Body)
 			}
 		}
 	})
-	refusals := []struct {
-		name, path, token string
-		status            int
-		category, message string
-	}{
-		{"user without a record is 404", "/api/v0/users/1001/volunteer", token, 404, "resource", ""},
-		{"record of another convention is invisible", "/api/v0/users/1004/volunteer", token, 404, "resource", ""},
-		{"id that is not a number is 404", "/api/v0/users/carol/volunteer", token, 404, "resource", ""},
-		{"no token is 401", "/api/v0/users/1003/volunteer", "", 401, "authentication", "Invalid token."},
-		{"expired token is 401 Token expired.", "/api/v0/users/1003/volunteer", e.Tokens.Expired(t, "volunteer:read"), 401, "authentication", "Token expired."},
-		{"token without volunteer:read is 403", "/api/v0/users/1003/volunteer", e.Tokens.Service(t, "registration:read"), 403, "access", ""},
-		{"departments without volunteer:read is 403", "/api/v0/volunteers/departments", e.Tokens.Service(t, "user:read"), 403, "access", ""},
-		{"departments without a token is 401", "/api/v0/volunteers/departments", "", 401, "authentication", "Invalid token."},
+	refusals := []resourcetest.Refusal{
+		{Name: "user without a record is 404", Path: "/api/v0/users/1001/volunteer", Token: token, Status: 404, Category: "resource"},
+		{Name: "record of another convention is invisible", Path: "/api/v0/users/1004/volunteer", Token: token, Status: 404, Category: "resource"},
+		{Name: "id that is not a number is 404", Path: "/api/v0/users/carol/volunteer", Token: token, Status: 404, Category: "resource"},
+		{Name: "no token is 401", Path: "/api/v0/users/1003/volunteer", Status: 401, Category: "authentication", Message: "Invalid token."},
+		{Name: "expired token is 401 Token expired.", Path: "/api/v0/users/1003/volunteer", Token: e.Tokens.Expired(t, "volunteer:read"), Status: 401, Category: "authentication", Message: "Token expired."},
+		{Name: "token without volunteer:read is 403", Path: "/api/v0/users/1003/volunteer", Token: e.Tokens.Service(t, "registration:read"), Status: 403, Category: "access"},
+		{Name: "departments without volunteer:read is 403", Path: "/api/v0/volunteers/departments", Token: e.Tokens.Service(t, "user:read"), Status: 403, Category: "access"},
+		{Name: "departments without a token is 401", Path: "/api/v0/volunteers/departments", Status: 401, Category: "authentication", Message: "Invalid token."},
 	}
-	for _, tc := range refusals {
-		t.Run(tc.name, func(t *testing.T) {
-			r := e.get(t, tc.path, tc.token)
-			if r.Status != tc.status {
-				t.Fatalf("status %d, want %d: %s", r.Status, tc.status, r.Body)
-			}
-			if msg := r.errorMessage(t, tc.category); tc.message != "" && msg != tc.message {
-				t.Fatalf("message %q, want %q", msg, tc.message)
-			}
-		})
-	}
+	e.CheckRefusals(t, refusals)
 	t.Run("a volunteer whose user no longer exists is 404", func(t *testing.T) {
 		e.load(t, convention, nil, fixture.Volunteer{UserID: 1009})
 		e.Users.Remove(1009)
-		if r := e.get(t, "/api/v0/users/1009/volunteer", token); r.Status != 404 {
+		if r := e.Get(t, "/api/v0/users/1009/volunteer", token); r.Status != 404 {
 			t.Fatalf("status %d: %s", r.Status, r.Body)
 		}
 	})
@@ -147,7 +134,7 @@ func TestDepartments(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	e.load(t, convention, demoDepartments)
 	e.Users.Reset()
-	r := e.get(t, "/api/v0/volunteers/departments", e.Tokens.Service(t, "volunteer:read"))
+	r := e.Get(t, "/api/v0/volunteers/departments", e.Tokens.Service(t, "volunteer:read"))
 	if r.Status != 200 || !strings.HasPrefix(string(r.Body), "[") {
 		t.Fatalf("%d %s", r.Status, r.Body)
 	}
@@ -158,7 +145,7 @@ func TestDepartments(t *testing.T) {
 		PubliclyVisible bool          `json:"publiclyVisible"`
 		Leads           []summaryBody `json:"leads"`
 	}
-	r.json(t, &deps)
+	r.JSON(t, &deps)
 	if len(deps) != 3 || deps[0].ID != "10" || deps[0].Email != "reg@example.org" || !deps[0].PubliclyVisible || deps[2].PubliclyVisible {
 		t.Fatalf("departments %s", r.Body)
 	}
@@ -221,7 +208,7 @@ func TestVolunteerStatusForTheUsersService(t *testing.T) {
 }
 
 func TestSearchVolunteers(t *testing.T) {
-	e := newEnv(t, envOptions{bodyLimit: 4 << 10})
+	e := newEnv(t, envOptions{BodyLimit: 4 << 10})
 	var vols []fixture.Volunteer
 	for i := int64(1); i <= 230; i++ {
 		vols = append(vols, fixture.Volunteer{UserID: 2000 + 2*i, Departments: []fixture.DepartmentChoice{{ID: 10 + i%3, States: []string{"interest"}}}})
@@ -238,7 +225,7 @@ func TestSearchVolunteers(t *testing.T) {
 		e.Users.Reset()
 		r := e.search(t, token, `{}`)
 		var p pageBody
-		r.json(t, &p)
+		r.JSON(t, &p)
 		if r.Status != 200 || len(p.Data) != 100 || !p.HasMore || p.NextPage == nil || p.Data[0].User.ID != "2002" {
 			t.Fatalf("%d %.300s", r.Status, r.Body)
 		}
@@ -248,7 +235,7 @@ func TestSearchVolunteers(t *testing.T) {
 	})
 	t.Run("limit above 100 is 100", func(t *testing.T) {
 		var p pageBody
-		e.search(t, token, `{"limit": 5000}`).json(t, &p)
+		e.search(t, token, `{"limit": 5000}`).JSON(t, &p)
 		if len(p.Data) != 100 {
 			t.Fatalf("page of %d", len(p.Data))
 		}
@@ -265,7 +252,7 @@ func TestSearchVolunteers(t *testing.T) {
 				}
 				r := e.search(t, token, body+"}")
 				var p pageBody
-				r.json(t, &p)
+				r.JSON(t, &p)
 				if r.Status != 200 || len(p.Data) > limit {
 					t.Fatalf("%d %.300s", r.Status, r.Body)
 				}
@@ -292,74 +279,38 @@ func TestSearchVolunteers(t *testing.T) {
 		})
 	}
 	var first pageBody
-	e.search(t, token, `{"limit": 2}`).json(t, &first)
+	e.search(t, token, `{"limit": 2}`).JSON(t, &first)
 	tampered := []byte(*first.NextPage)
 	tampered[3] ^= 1
-	refusals := []struct {
-		name, body, contentType, token string
-		status                         int
-		category                       string
-	}{
-		{"limit zero", `{"limit": 0}`, "application/json", token, 400, "validation"},
-		{"limit negative", `{"limit": -3}`, "application/json", token, 400, "validation"},
-		{"limit not a number", `{"limit": [1]}`, "application/json", token, 400, "validation"},
-		{"a cursor that is not one", `{"nextPage": "eyJsYXN0SWQiOjEwMDB9"}`, "application/json", token, 400, "validation"},
-		{"an edited cursor", `{"nextPage": "` + string(tampered) + `"}`, "application/json", token, 400, "validation"},
-		{"malformed JSON", `{"limit":`, "application/json", token, 400, "validation"},
-		{"a JSON array", `[]`, "application/json", token, 400, "validation"},
-		{"a form body", `limit=5`, "application/x-www-form-urlencoded", token, 415, "validation"},
-		{"a body over the limit", `{"nextPage": "` + strings.Repeat("x", 8<<10) + `"}`, "application/json", token, 413, "validation"},
-		{"no token", `{}`, "application/json", "", 401, "authentication"},
-		{"wrong scope", `{}`, "application/json", e.Tokens.Service(t, "registration:read"), 403, "access"},
+	refusals := []resourcetest.BodyRefusal{
+		{Name: "limit zero", Body: `{"limit": 0}`, ContentType: "application/json", Token: token, Status: 400, Category: "validation"},
+		{Name: "limit negative", Body: `{"limit": -3}`, ContentType: "application/json", Token: token, Status: 400, Category: "validation"},
+		{Name: "limit not a number", Body: `{"limit": [1]}`, ContentType: "application/json", Token: token, Status: 400, Category: "validation"},
+		{Name: "a cursor that is not one", Body: `{"nextPage": "eyJsYXN0SWQiOjEwMDB9"}`, ContentType: "application/json", Token: token, Status: 400, Category: "validation"},
+		{Name: "an edited cursor", Body: `{"nextPage": "` + string(tampered) + `"}`, ContentType: "application/json", Token: token, Status: 400, Category: "validation"},
+		{Name: "malformed JSON", Body: `{"limit":`, ContentType: "application/json", Token: token, Status: 400, Category: "validation"},
+		{Name: "a JSON array", Body: `[]`, ContentType: "application/json", Token: token, Status: 400, Category: "validation"},
+		{Name: "a form body", Body: `limit=5`, ContentType: "application/x-www-form-urlencoded", Token: token, Status: 415, Category: "validation"},
+		{Name: "a body over the limit", Body: `{"nextPage": "` + strings.Repeat("x", 8<<10) + `"}`, ContentType: "application/json", Token: token, Status: 413, Category: "validation"},
+		{Name: "no token", Body: `{}`, ContentType: "application/json", Status: 401, Category: "authentication"},
+		{Name: "wrong scope", Body: `{}`, ContentType: "application/json", Token: e.Tokens.Service(t, "registration:read"), Status: 403, Category: "access"},
 	}
-	for _, tc := range refusals {
-		t.Run("refuses "+tc.name, func(t *testing.T) {
-			e.Users.Reset()
-			r := e.do(t, http.MethodPost, "/api/v0/volunteers/search", tc.token, tc.contentType, []byte(tc.body))
-			if r.Status != tc.status {
-				t.Fatalf("status %d, want %d: %s", r.Status, tc.status, r.Body)
-			}
-			r.errorMessage(t, tc.category)
-			if calls := e.Users.Calls(); len(calls) != 0 {
-				t.Fatalf("a refused request called the users service")
-			}
-		})
-	}
+	e.CheckBodyRefusals(t, "/api/v0/volunteers/search", refusals)
 }
 
 func TestUsersServiceDown(t *testing.T) {
-	e := newEnv(t, envOptions{usersTimeout: 300 * time.Millisecond})
+	e := newEnv(t, envOptions{UsersTimeout: 300 * time.Millisecond})
 	e.load(t, convention, demoDepartments, carol())
 	token := e.Tokens.Service(t, "volunteer:read")
 	check := func(t *testing.T) {
 		t.Helper()
-		for _, send := range []func() response{
-			func() response { return e.get(t, "/api/v0/users/1003/volunteer", token) },
+		resourcetest.ExpectUsersUnavailable(t,
+			func() response { return e.Get(t, "/api/v0/users/1003/volunteer", token) },
 			func() response { return e.search(t, token, `{}`) },
-			func() response { return e.get(t, "/api/v0/volunteers/departments", token) },
-		} {
-			start := time.Now()
-			r := send()
-			if r.Status != http.StatusServiceUnavailable {
-				t.Fatalf("status %d: %s", r.Status, r.Body)
-			}
-			if took := time.Since(start); took > 2*time.Second {
-				t.Fatalf("took %v", took)
-			}
-			if msg := r.errorMessage(t, "server"); !strings.Contains(msg, "users service") {
-				t.Fatalf("message %q", msg)
-			}
-		}
+			func() response { return e.Get(t, "/api/v0/volunteers/departments", token) },
+		)
 	}
-	t.Run("a users service that hangs gives 503 within the timeout", func(t *testing.T) {
-		e.Users.SetDelay(10 * time.Second)
-		defer e.Users.SetDelay(0)
-		check(t)
-	})
-	t.Run("a users service that is gone gives 503 at once", func(t *testing.T) {
-		e.Users.Close()
-		check(t)
-	})
+	e.CheckUsersOutages(t, check)
 	t.Run("the internal status does not need the users service", func(t *testing.T) {
 		st, err := volunteersapi.NewClient(e.Internal, time.Second).Status(t.Context(), 1003)
 		if err != nil || !st.IsVolunteer {

@@ -2,11 +2,10 @@ package volunteerstore
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 	"testing"
 
-	"github.com/eventreg/eventreg/libs/pgdb"
+	"github.com/eventreg/eventreg/libs/resourcetest"
 	"github.com/eventreg/eventreg/libs/testkit"
 	"github.com/eventreg/eventreg/services/volunteers/migrations"
 )
@@ -17,19 +16,8 @@ func TestMain(m *testing.M) { testkit.Main(m) }
 // independent of its depth: volunteers are read by an index scan on the
 // primary key from the cursor on, with no sort.
 func TestReadPlansUseTheIndex(t *testing.T) {
-	if testing.Short() {
-		t.Skip("integration: needs PostgreSQL")
-	}
 	ctx := context.Background()
-	dsn := testkit.NewDatabase(t)
-	if err := migrations.Set().Up(dsn); err != nil {
-		t.Fatal(err)
-	}
-	pool, err := pgdb.Open(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
+	_, pool := resourcetest.NewPool(t, migrations.Set())
 	st := New(pool)
 	for _, c := range []string{"2025", "2026"} {
 		if _, err := st.Generate(ctx, GenerateOptions{ConventionID: c, Count: 5000, UsersFrom: 1, UsersTo: 10000, Departments: 20}); err != nil {
@@ -45,17 +33,13 @@ func TestReadPlansUseTheIndex(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name+" reads volunteers by an index scan without a sort", func(t *testing.T) {
-			var plan []byte
-			if err := pool.QueryRow(ctx, "EXPLAIN (FORMAT JSON) "+tc.sql, tc.args...).Scan(&plan); err != nil {
-				t.Fatal(err)
-			}
-			nodes := planNodes(t, plan)
+			nodes := testkit.Explain(t, pool, tc.sql, tc.args...)
 			var onVolunteers []string
 			for _, n := range nodes {
-				if n.relation == "volunteers" {
-					onVolunteers = append(onVolunteers, n.kind)
+				if n.Relation == "volunteers" {
+					onVolunteers = append(onVolunteers, n.Kind)
 				}
-				if n.kind == "Sort" && !n.inSubplan {
+				if n.Kind == "Sort" && !n.InSubplan {
 					t.Fatalf("the outer plan sorts: %+v", nodes)
 				}
 			}
@@ -64,34 +48,4 @@ func TestReadPlansUseTheIndex(t *testing.T) {
 			}
 		})
 	}
-}
-
-type planNode struct {
-	kind, relation string
-	inSubplan      bool
-}
-
-func planNodes(t *testing.T, raw []byte) []planNode {
-	t.Helper()
-	var doc []struct {
-		Plan map[string]any `json:"Plan"`
-	}
-	if err := json.Unmarshal(raw, &doc); err != nil || len(doc) != 1 {
-		t.Fatalf("plan: %v %s", err, raw)
-	}
-	var out []planNode
-	var walk func(n map[string]any, sub bool)
-	walk = func(n map[string]any, sub bool) {
-		rel, _ := n["Relation Name"].(string)
-		out = append(out, planNode{kind: n["Node Type"].(string), relation: rel, inSubplan: sub})
-		if kids, ok := n["Plans"].([]any); ok {
-			for _, k := range kids {
-				km := k.(map[string]any)
-				_, isSub := km["Subplan Name"]
-				walk(km, sub || isSub)
-			}
-		}
-	}
-	walk(doc[0].Plan, false)
-	return out
 }

@@ -1,0 +1,231 @@
+// Package resourcetest runs a resource service's API (registrations, volunteers) in-process for its tests: a fresh migrated database, a users service double, a token issuer, and requests whose responses are checked against the API document.
+package resourcetest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/spf13/cobra"
+
+	"github.com/eventreg/eventreg/libs/apispec"
+	"github.com/eventreg/eventreg/libs/cursor"
+	"github.com/eventreg/eventreg/libs/httpserver"
+	"github.com/eventreg/eventreg/libs/migrations"
+	"github.com/eventreg/eventreg/libs/pgdb"
+	"github.com/eventreg/eventreg/libs/testkit"
+	"github.com/eventreg/eventreg/libs/tokenauth"
+	"github.com/eventreg/eventreg/libs/tokentest"
+	"github.com/eventreg/eventreg/libs/usersapi"
+	"github.com/eventreg/eventreg/libs/usersapitest"
+)
+
+// NewPool returns the DSN of a fresh database migrated by set and a pool on
+// it, both gone when t ends. It skips the test under -short.
+func NewPool(t testing.TB, set migrations.Set) (string, *pgxpool.Pool) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("integration: needs PostgreSQL")
+	}
+	dsn := testkit.NewDatabase(t)
+	if err := set.Up(dsn); err != nil {
+		t.Fatal(err)
+	}
+	pool, err := pgdb.Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	return dsn, pool
+}
+
+// Options configure Start. Zero values take the defaults.
+type Options struct {
+	// Service names the server in its logs and metrics ("registrations").
+	Service string
+	// Convention is the current convention (CONVENTION_ID of RunCLI).
+	Convention string
+	// UsersTimeout bounds calls to the users double (default 2s).
+	UsersTimeout time.Duration
+	// BodyLimit is the largest request body (default 64 KiB).
+	BodyLimit int64
+}
+
+// Mount is what a service's routes are built from.
+type Mount struct {
+	Pool             *pgxpool.Pool
+	Users            *usersapi.Client
+	Codec            *cursor.Codec
+	Log              *slog.Logger
+	Public, Internal gin.IRoutes
+	// Protected is the middleware chain that requires a valid token with scope.
+	Protected func(scope string) []gin.HandlerFunc
+}
+
+// Env is a running service API on a fresh database, with a users service
+// double and a token issuer.
+type Env struct {
+	URL        string // public listener
+	Internal   string // internal listener
+	DSN        string
+	Convention string
+	Pool       *pgxpool.Pool
+	Users      *usersapitest.Server
+	Tokens     *tokentest.Server
+	spec       *apispec.Validator
+	codec      *cursor.Codec
+}
+
+// Start migrates a fresh database with set, calls mount to add the service's
+// routes, and serves them until t ends. It skips the test under -short.
+func Start(t testing.TB, set migrations.Set, o Options, mount func(Mount)) *Env {
+	t.Helper()
+	if o.UsersTimeout == 0 {
+		o.UsersTimeout = 2 * time.Second
+	}
+	if o.BodyLimit == 0 {
+		o.BodyLimit = 64 << 10
+	}
+	dsn, pool := NewPool(t, set)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	e := &Env{DSN: dsn, Convention: o.Convention, Pool: pool, Users: usersapitest.New(t), Tokens: tokentest.New(t)}
+	validator, err := tokenauth.New(tokenauth.Config{JWKSURL: e.Tokens.JWKSURL, Issuer: tokentest.Issuer, Audience: tokentest.Audience, Leeway: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	codec, err := cursor.NewCodec([]byte(strings.Repeat("k", 32)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
+	srv := httpserver.New(httpserver.Config{PublicAddr: "127.0.0.1:0", InternalAddr: "127.0.0.1:0", BodyLimit: o.BodyLimit,
+		ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second,
+		IdleTimeout: 10 * time.Second, ShutdownTimeout: 5 * time.Second}, log, o.Service)
+	mount(Mount{Pool: pool, Users: usersapi.NewClient(e.Users.URL, o.UsersTimeout), Codec: codec, Log: log,
+		Public: srv.Public, Internal: srv.Internal,
+		Protected: func(scope string) []gin.HandlerFunc {
+			return []gin.HandlerFunc{validator.Middleware(), tokenauth.RequireScope(scope)}
+		}})
+	if err := srv.Listen(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	e.codec = codec
+	e.URL = "http://" + srv.PublicAddr()
+	e.Internal = "http://" + srv.InternalAddr()
+	if e.spec, err = apispec.NewValidator(); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// Response is what a request got.
+type Response struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// JSON decodes the body into v, failing the test when it does not fit.
+func (r Response) JSON(t testing.TB, v any) {
+	t.Helper()
+	if err := json.Unmarshal(r.Body, v); err != nil {
+		t.Fatalf("body is not the JSON expected: %v: %s", err, r.Body)
+	}
+}
+
+// ErrorMessage returns errors.<category>.message of an error body.
+func (r Response) ErrorMessage(t testing.TB, category string) string {
+	t.Helper()
+	var body struct {
+		Errors map[string]struct {
+			Message string `json:"message"`
+		} `json:"errors"`
+	}
+	r.JSON(t, &body)
+	e, ok := body.Errors[category]
+	if !ok {
+		t.Fatalf("no %q error in %s", category, r.Body)
+	}
+	return e.Message
+}
+
+// Do sends a request to the public listener and checks the response against
+// the API document.
+func (e *Env) Do(t testing.TB, method, path, token, contentType string, body []byte) Response {
+	t.Helper()
+	req, err := http.NewRequest(method, e.URL+path, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Body = io.NopCloser(bytes.NewReader(body))
+	if err := e.spec.ValidateResponse(req, resp.StatusCode, resp.Header, b); err != nil {
+		t.Errorf("response breaks the API document: %v", err)
+	}
+	return Response{Status: resp.StatusCode, Header: resp.Header, Body: b}
+}
+
+// Get is Do for a GET without a body.
+func (e *Env) Get(t testing.TB, path, token string) Response {
+	t.Helper()
+	return e.Do(t, http.MethodGet, path, token, "", nil)
+}
+
+// Post is Do for a POST of a JSON body.
+func (e *Env) Post(t testing.TB, path, token, body string) Response {
+	t.Helper()
+	return e.Do(t, http.MethodPost, path, token, "application/json", []byte(body))
+}
+
+// RunCLI executes the service binary's command tree root in-process against
+// e's database and convention, returning what it printed.
+func (e *Env) RunCLI(t *testing.T, root *cobra.Command, args ...string) (string, error) {
+	t.Helper()
+	t.Setenv("DATABASE_URL", e.DSN)
+	t.Setenv("CONVENTION_ID", e.Convention)
+	var out bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&out)
+	root.SetArgs(args)
+	err := root.Execute()
+	return out.String(), err
+}
+
+// WriteFixture writes doc to fixture.json in the test's temporary directory
+// and returns its path.
+func WriteFixture(t testing.TB, doc string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "fixture.json")
+	if err := os.WriteFile(p, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
