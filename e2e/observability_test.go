@@ -313,7 +313,7 @@ func TestObservability(t *testing.T) {
 			case len(find(spans, "users", tracepb.Span_SPAN_KIND_CLIENT, isDB)) == 0:
 				return fmt.Errorf("no users PostgreSQL span")
 			}
-			return nil
+			return missingParents(spans, clientSpan)
 		})
 		server := find(spans, "registrations", tracepb.Span_SPAN_KIND_SERVER, nil)[0]
 		if server.Name != "POST "+route || server.Attrs["http.route"] != route || server.Attrs["http.request.method"] != "POST" ||
@@ -384,7 +384,9 @@ func TestObservability(t *testing.T) {
 			if len(find(spans, "users", tracepb.Span_SPAN_KIND_SERVER, nil)) == 0 || len(find(spans, "users", tracepb.Span_SPAN_KIND_CLIENT, isDB)) == 0 {
 				return fmt.Errorf("no users server span with a PostgreSQL child yet")
 			}
-			return nil
+			// Spans are exported in batches: wait until no span's parent is
+			// missing (the volunteers request span may come after its children).
+			return missingParents(spans, clientSpan)
 		})
 		server := find(spans, "users", tracepb.Span_SPAN_KIND_SERVER, nil)[0]
 		if server.Parent != clientSpan || server.Name != "GET /api/users/:id" || server.Attrs["http.route"] != "/api/users/:id" {
@@ -717,4 +719,19 @@ func TestObservabilityFilesParse(t *testing.T) {
 	if got := observabilityMetrics(t); len(got) == 0 {
 		t.Fatal("the alert rules and dashboards use no metric")
 	}
+}
+
+// missingParents reports a span whose parent has not arrived yet; root is the
+// caller's span, which is never exported.
+func missingParents(spans []otlpSpan, root string) error {
+	ids := map[string]bool{}
+	for _, sp := range spans {
+		ids[sp.ID] = true
+	}
+	for _, sp := range spans {
+		if sp.Parent != root && !ids[sp.Parent] {
+			return fmt.Errorf("span %s %q waits for its parent %s", sp.Service, sp.Name, sp.Parent)
+		}
+	}
+	return nil
 }
