@@ -359,23 +359,32 @@ func (h *Handler) refreshToken(ctx context.Context, cl client.Client, p params) 
 	return h.respond(tok, next), nil
 }
 
-func (h *Handler) revoke(c *gin.Context) {
+// tokenParam authenticates the client of a revocation or introspection
+// request and returns the required `token` parameter; on failure the error
+// has been written and ok is false.
+func (h *Handler) tokenParam(c *gin.Context) (cl client.Client, raw string, ok bool) {
 	p, e := readParams(c)
 	if e != nil {
 		h.fail(c, e)
-		return
+		return cl, "", false
 	}
-	cl, ok := h.authenticate(c, p)
-	if !ok {
-		return
+	if cl, ok = h.authenticate(c, p); !ok {
+		return cl, "", false
 	}
-	raw, e := p.get("token")
+	raw, e = p.get("token")
+	if e == nil && raw == "" {
+		e = oauthErr(apierror.OAuthInvalidRequest, "token is required.")
+	}
 	if e != nil {
 		h.fail(c, e)
-		return
+		return cl, "", false
 	}
-	if raw == "" {
-		h.fail(c, oauthErr(apierror.OAuthInvalidRequest, "token is required."))
+	return cl, raw, true
+}
+
+func (h *Handler) revoke(c *gin.Context) {
+	cl, raw, ok := h.tokenParam(c)
+	if !ok {
 		return
 	}
 	ctx := c.Request.Context()
@@ -408,22 +417,8 @@ func (h *Handler) revoke(c *gin.Context) {
 }
 
 func (h *Handler) introspect(c *gin.Context) {
-	p, e := readParams(c)
-	if e != nil {
-		h.fail(c, e)
-		return
-	}
-	cl, ok := h.authenticate(c, p)
+	cl, raw, ok := h.tokenParam(c)
 	if !ok {
-		return
-	}
-	raw, e := p.get("token")
-	if e != nil {
-		h.fail(c, e)
-		return
-	}
-	if raw == "" {
-		h.fail(c, oauthErr(apierror.OAuthInvalidRequest, "token is required."))
 		return
 	}
 	c.Header("Cache-Control", "no-store")
