@@ -19,6 +19,7 @@ command -v go >/dev/null || { echo "Go is required (https://go.dev/dl/); it is n
 command -v redis-server >/dev/null || missing+=(redis-server)
 command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || missing+=(nginx-light)
 command -v chromium >/dev/null || [ -x /usr/bin/chromium ] || missing+=(chromium)
+command -v wrk >/dev/null || missing+=(wrk)
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     log "installing ${missing[*]} from Debian's packages"

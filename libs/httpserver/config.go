@@ -16,4 +16,7 @@ type Config struct {
 	// ShutdownDelay keeps serving (with /readyz failing) this long after SIGTERM
 	// so that load balancers stop sending before the listener closes.
 	ShutdownDelay time.Duration `env:"SHUTDOWN_DELAY" envDefault:"0s"`
+	// Pprof serves Go's profiles under /debug/pprof/ on the internal listener
+	// (never the public one): CPU, heap, goroutines, mutex and block.
+	Pprof bool `env:"PPROF_ENABLED" envDefault:"false"`
 }

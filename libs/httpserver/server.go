@@ -11,6 +11,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -61,6 +63,9 @@ func New(cfg Config, log *slog.Logger, service string) *Server {
 	s.Internal.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
 	s.Internal.GET("/readyz", s.readyz)
 	s.Internal.GET("/metrics", gin.WrapH(promhttp.HandlerFor(s.Metrics, promhttp.HandlerOpts{Registry: s.Metrics})))
+	if cfg.Pprof {
+		s.Internal.Any("/debug/pprof/*profile", gin.WrapF(servePprof))
+	}
 	return s
 }
 
@@ -86,6 +91,22 @@ func (s *Server) newEngine(red *redMetrics, listener string) *gin.Engine {
 	e.NoRoute(func(c *gin.Context) { apierror.Abort(c, apierror.NotFound("No such endpoint.")) })
 	e.NoMethod(func(c *gin.Context) { apierror.Abort(c, apierror.MethodNotAllowed()) })
 	return e
+}
+
+// servePprof serves net/http/pprof's index and profiles (PPROF_ENABLED).
+func servePprof(w http.ResponseWriter, r *http.Request) {
+	switch strings.TrimPrefix(r.URL.Path, "/debug/pprof/") {
+	case "cmdline":
+		pprof.Cmdline(w, r)
+	case "profile":
+		pprof.Profile(w, r)
+	case "symbol":
+		pprof.Symbol(w, r)
+	case "trace":
+		pprof.Trace(w, r)
+	default:
+		pprof.Index(w, r)
+	}
 }
 
 // AddReadinessCheck registers a dependency that /readyz probes.

@@ -1,13 +1,14 @@
 // Package ratelimit limits the request rate of each API client of a resource
-// service with a GCRA limiter in Redis shared by every replica; it fails open
-// (serves) when Redis cannot answer quickly.
+// service with a GCRA limiter in Redis shared by every replica, taking tokens
+// from it in small leases spent locally; it fails open (serves) when Redis
+// cannot answer quickly.
 package ratelimit
 
 import (
-	"context"
 	"errors"
 	"log/slog"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -67,18 +68,34 @@ func (c Config) Middleware(rdb *redis.Client, service string, log *slog.Logger) 
 // served unlimited rather than delayed.
 const redisBudget = 200 * time.Millisecond
 
-// Limiter counts requests per client.
+// Limiter counts requests per client. It is safe for concurrent use.
 type Limiter struct {
-	limiter *redis_rate.Limiter
-	limit   redis_rate.Limit
-	prefix  string
-	log     *slog.Logger
-	lastLog atomic.Int64 // unix nanos of the last "failing open" log line
+	limiter  *redis_rate.Limiter
+	limit    redis_rate.Limit
+	prefix   string
+	maxLease int
+	log      *slog.Logger
+	lastLog  atomic.Int64 // unix nanos of the last "failing open" log line
+
+	// now is the clock of leases, denials and idle entries; tests replace it.
+	now       func() time.Time
+	clients   sync.Map     // client id → *client
+	lastSweep atomic.Int64 // unix nanos of the last sweep of idle clients
+
+	redisCalls atomic.Uint64
+	local      atomic.Uint64
 }
 
 // New returns a limiter for service (a key prefix) allowing limit per client.
 func New(rdb *redis.Client, service string, limit redis_rate.Limit, log *slog.Logger) *Limiter {
-	return &Limiter{limiter: redis_rate.NewLimiter(rdb), limit: limit, prefix: service + ":rl:", log: log}
+	return &Limiter{
+		limiter:  redis_rate.NewLimiter(rdb),
+		limit:    limit,
+		prefix:   service + ":rl:",
+		maxLease: max(1, limit.Burst/10),
+		log:      log,
+		now:      time.Now,
+	}
 }
 
 // Middleware answers 429 with Retry-After to a client over its limit and
@@ -94,18 +111,15 @@ func (l *Limiter) Middleware() gin.HandlerFunc {
 			c.Next()
 			return
 		}
-		ctx, cancel := context.WithTimeout(c.Request.Context(), redisBudget)
-		// The hash tag keeps a client's key on one Redis Cluster slot.
-		res, err := l.limiter.Allow(ctx, l.prefix+"{"+claims.ClientID+"}", l.limit)
-		cancel()
+		d, err := l.decide(c.Request.Context(), claims.ClientID)
 		if err != nil {
 			l.failOpen(c, err)
 			c.Next()
 			return
 		}
-		setHeaders(c, l.limit, res)
-		if res.Allowed == 0 {
-			apierror.Abort(c, apierror.RateLimited(res.RetryAfter))
+		setHeaders(c, l.limit, d)
+		if !d.allowed {
+			apierror.Abort(c, apierror.RateLimited(d.retryAfter))
 			return
 		}
 		c.Next()
@@ -114,11 +128,11 @@ func (l *Limiter) Middleware() gin.HandlerFunc {
 
 // setHeaders writes the client's quota: the burst, what is left of it and the
 // whole seconds until it is full again.
-func setHeaders(c *gin.Context, limit redis_rate.Limit, res *redis_rate.Result) {
+func setHeaders(c *gin.Context, limit redis_rate.Limit, d decision) {
 	h := c.Writer.Header()
 	h.Set("RateLimit-Limit", strconv.Itoa(limit.Burst))
-	h.Set("RateLimit-Remaining", strconv.Itoa(max(res.Remaining, 0)))
-	h.Set("RateLimit-Reset", strconv.Itoa(ceilSeconds(res.ResetAfter)))
+	h.Set("RateLimit-Remaining", strconv.Itoa(max(d.remaining, 0)))
+	h.Set("RateLimit-Reset", strconv.Itoa(ceilSeconds(d.resetAfter)))
 	h.Set("RateLimit-Policy", strconv.Itoa(limit.Burst)+";w="+strconv.Itoa(ceilSeconds(limit.Period)))
 }
 
@@ -130,7 +144,7 @@ func ceilSeconds(d time.Duration) int {
 }
 
 func (l *Limiter) failOpen(c *gin.Context, err error) {
-	now := time.Now().UnixNano()
+	now := l.now().UnixNano()
 	last := l.lastLog.Load()
 	if now-last < int64(time.Minute) || !l.lastLog.CompareAndSwap(last, now) {
 		return

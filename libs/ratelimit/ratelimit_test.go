@@ -25,21 +25,43 @@ func TestMain(m *testing.M) { testkit.Main(m) }
 
 func router(t *testing.T, redisURL string, limit redis_rate.Limit) (*gin.Engine, *tokentest.Server) {
 	t.Helper()
+	e := newEnv(t)
+	return e.engine(e.limiter(t, redisURL, limit)), e.ts
+}
+
+// env signs tokens that every engine it builds accepts, so several limiters
+// (replicas) can serve one client.
+type env struct {
+	ts *tokentest.Server
+	v  *tokenauth.Validator
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
 	gin.SetMode(gin.TestMode)
 	ts := tokentest.New(t)
 	v, err := tokenauth.New(tokenauth.Config{JWKSURL: ts.JWKSURL, Issuer: tokentest.Issuer, Audience: tokentest.Audience, Leeway: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return &env{ts: ts, v: v}
+}
+
+// limiter is one replica's limiter, with its own Redis connections.
+func (e *env) limiter(t *testing.T, redisURL string, limit redis_rate.Limit) *ratelimit.Limiter {
+	t.Helper()
 	rdb, err := redisdb.Open(redisURL)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { rdb.Close() })
-	l := ratelimit.New(rdb, "test", limit, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	return ratelimit.New(rdb, "test", limit, slog.New(slog.NewTextHandler(io.Discard, nil)))
+}
+
+func (e *env) engine(l *ratelimit.Limiter) *gin.Engine {
 	r := gin.New()
-	r.GET("/x", v.Middleware(), l.Middleware(), func(c *gin.Context) { c.Status(204) })
-	return r, ts
+	r.GET("/x", e.v.Middleware(), l.Middleware(), func(c *gin.Context) { c.Status(204) })
+	return r
 }
 
 func get(r http.Handler, token string) *httptest.ResponseRecorder {

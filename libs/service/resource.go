@@ -70,7 +70,11 @@ func StartResource(ctx context.Context, rt *Runtime, r Resource) (*ResourceDeps,
 		deps.Redis = rc
 		rt.Server.Metrics.MustRegister(redisdb.NewPoolCollector(rc))
 		rt.OnClose(func(context.Context) error { return rc.Close() })
-		deps.RateLimit = r.RateLimit.Middleware(rc, rt.Name, rt.Log)
+		if r.RateLimit.PerSecond > 0 {
+			l := ratelimit.New(rc, rt.Name, r.RateLimit.Limit(), rt.Log)
+			rt.Server.Metrics.MustRegister(l.Collector())
+			deps.RateLimit = l.Middleware()
+		}
 	}
 	return deps, nil
 }

@@ -1,4 +1,4 @@
-// Package load drives a closed-model load (a fixed number of workers, each sending its next request as soon as its previous one is answered) with vegeta's attacker, and records latencies in an HDR histogram.
+// Package load drives a closed-model load (a fixed number of workers, each sending its next request as soon as its previous one is answered) with wrk for stateless requests or vegeta's attacker for the rest, and records latencies in an HDR histogram.
 package load
 
 import (
@@ -12,11 +12,14 @@ import (
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 )
 
-// Spec is one load run.
+// Spec is one load run: a Request that wrk sends (decision 0055), or a
+// Targeter that vegeta's attacker sends (requests built from earlier
+// answers: single-use codes, rotated refresh tokens).
 type Spec struct {
 	Name        string
 	Concurrency int
 	Duration    time.Duration
+	Request     *Request
 	Targeter    vegeta.Targeter
 	// OnResult, when set, sees every result in order of arrival (one
 	// goroutine), e.g. to hand a rotated refresh token back to the targeter.
@@ -25,12 +28,18 @@ type Spec struct {
 	Timeout time.Duration
 	// KeepBody keeps response bodies for OnResult (default: read and dropped).
 	KeepBody bool
+	// OnLoadEnd, when set, is called once when the load stops, before the
+	// results are read out (wrk's histogram): where a caller measuring the
+	// machine during the load takes its last snapshot.
+	OnLoadEnd func()
 }
 
 // Outcome is what a run measured.
 type Outcome struct {
-	Requests   int64
-	Errors     int64 // non-2xx answers and transport errors
+	Requests int64
+	Errors   int64 // answers that are not 2xx (wrk: 4xx and 5xx), transport errors
+	// Statuses counts answers by status code (vegeta) or by wrk's classes
+	// ("2xx/3xx", "non-2xx/3xx") and socket errors ("socket read", ...).
 	Statuses   map[string]int64
 	FirstError string
 	Elapsed    time.Duration
@@ -62,6 +71,16 @@ func (l *Latencies) Record(d time.Duration) {
 	_ = l.h.RecordValue(us) // cannot fail: clamped to the range
 }
 
+// recordValues adds n latencies of us microseconds (clamped to the range).
+func (l *Latencies) recordValues(us, n int64) {
+	if n <= 0 {
+		return
+	}
+	us = max(us, 1)
+	us = min(us, l.h.HighestTrackableValue())
+	_ = l.h.RecordValues(us, n) // cannot fail: clamped to the range
+}
+
 // Count is the number of latencies recorded.
 func (l *Latencies) Count() int64 { return l.h.TotalCount() }
 
@@ -91,6 +110,12 @@ func Run(ctx context.Context, s Spec) (Outcome, error) {
 	}
 	if s.Timeout == 0 {
 		s.Timeout = 10 * time.Second
+	}
+	if (s.Request == nil) == (s.Targeter == nil) {
+		return Outcome{}, fmt.Errorf("load %s: set exactly one of Request and Targeter", s.Name)
+	}
+	if s.Request != nil {
+		return runWrk(ctx, s)
 	}
 	n := uint64(s.Concurrency)
 	maxBody := int64(512) // enough to say why a request failed
@@ -127,6 +152,9 @@ func Run(ctx context.Context, s Spec) (Outcome, error) {
 		}
 	}
 	out.Elapsed = time.Since(start)
+	if s.OnLoadEnd != nil {
+		s.OnLoadEnd()
+	}
 	if err := ctx.Err(); err != nil {
 		return out, fmt.Errorf("load %s: %w", s.Name, err)
 	}

@@ -26,9 +26,15 @@ type Options struct {
 	Duration time.Duration
 }
 
-// Run initializes the pgbench tables when they are missing (kept between runs)
-// and runs `pgbench -S`.
-func Run(ctx context.Context, o Options) (report.PgBench, error) {
+// Baseline is a prepared pgbench database that can be measured in slices.
+type Baseline struct {
+	bin, dsn string
+	o        Options
+}
+
+// Prepare initializes the pgbench tables when they are missing (kept between
+// runs).
+func Prepare(ctx context.Context, o Options) (*Baseline, error) {
 	if o.Database == "" {
 		o.Database = "bench_pgbench"
 	}
@@ -44,37 +50,59 @@ func Run(ctx context.Context, o Options) (report.PgBench, error) {
 	if o.Duration == 0 {
 		o.Duration = 10 * time.Second
 	}
-	secs := max(1, int(o.Duration/time.Second))
-	res := report.PgBench{Clients: o.Clients, Threads: o.Threads, DurationSeconds: secs, ScaleFactor: o.Scale}
 	bin, err := exec.LookPath("pgbench")
 	if err != nil {
-		return res, fmt.Errorf("pgbench not found (Debian: postgresql-client): %w", err)
+		return nil, fmt.Errorf("pgbench not found (Debian: postgresql-client): %w", err)
 	}
 	dsn, err := testkit.CreateDatabase(ctx, o.AdminURL, o.Database, false)
 	if err != nil {
-		return res, fmt.Errorf("creating the pgbench database: %w", err)
+		return nil, fmt.Errorf("creating the pgbench database: %w", err)
 	}
 	ready, err := initialized(ctx, dsn, o.Scale)
 	if err != nil {
-		return res, err
+		return nil, err
 	}
 	if !ready {
 		if out, err := exec.CommandContext(ctx, bin, "-i", "-q", "-s", strconv.Itoa(o.Scale), dsn).CombinedOutput(); err != nil {
-			return res, fmt.Errorf("pgbench -i: %v\n%s", err, out)
+			return nil, fmt.Errorf("pgbench -i: %v\n%s", err, out)
 		}
 	}
-	cmd := exec.CommandContext(ctx, bin, "-S", "-n", "-c", strconv.Itoa(o.Clients), "-j", strconv.Itoa(o.Threads), "-T", strconv.Itoa(secs), dsn)
+	return &Baseline{bin: bin, dsn: dsn, o: o}, nil
+}
+
+// Clients is the number of pgbench clients (-c).
+func (b *Baseline) Clients() int { return b.o.Clients }
+
+// Result describes the baseline measured so far (no slice yet: TPS 0).
+func (b *Baseline) Result() report.PgBench {
+	return report.PgBench{Clients: b.o.Clients, Threads: b.o.Threads, ScaleFactor: b.o.Scale}
+}
+
+// Measure runs `pgbench -S` for d (whole seconds, at least one) and returns
+// its throughput and the seconds it ran.
+func (b *Baseline) Measure(ctx context.Context, d time.Duration) (tps float64, secs int, err error) {
+	secs = max(1, int((d+time.Second/2)/time.Second))
+	cmd := exec.CommandContext(ctx, b.bin, "-S", "-n", "-c", strconv.Itoa(b.o.Clients), "-j", strconv.Itoa(b.o.Threads), "-T", strconv.Itoa(secs), b.dsn)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
-		return res, fmt.Errorf("pgbench -S: %v\n%s", err, out.String())
+		return 0, secs, fmt.Errorf("pgbench -S: %v\n%s", err, out.String())
 	}
-	tps, err := ParseTPS(out.Bytes())
+	tps, err = ParseTPS(out.Bytes())
+	return tps, secs, err
+}
+
+// Run prepares the database and measures `pgbench -S` once for o.Duration.
+func Run(ctx context.Context, o Options) (report.PgBench, error) {
+	b, err := Prepare(ctx, o)
 	if err != nil {
+		res := report.PgBench{Clients: o.Clients, Threads: o.Threads, ScaleFactor: o.Scale}
 		return res, err
 	}
-	res.TPS = tps
-	return res, nil
+	res := b.Result()
+	tps, secs, err := b.Measure(ctx, b.o.Duration)
+	res.DurationSeconds, res.TPS = secs, tps
+	return res, err
 }
 
 // initialized reports whether pgbench_accounts holds the rows of scale.

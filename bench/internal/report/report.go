@@ -81,7 +81,12 @@ type PgBench struct {
 	DurationSeconds int     `json:"durationSeconds"`
 	ScaleFactor     int     `json:"scaleFactor"`
 	TPS             float64 `json:"tps"`
-	Error           string  `json:"error,omitempty"`
+	// InterleavedWith names the scenario the baseline was measured just
+	// before and after ("" when it ran once, on its own); Slices is how many
+	// measured pgbench runs make the figure.
+	InterleavedWith string `json:"interleavedWith,omitempty"`
+	Slices          int    `json:"slices,omitempty"`
+	Error           string `json:"error,omitempty"`
 }
 
 // Micro is one `go test -bench` result.
@@ -227,8 +232,13 @@ func (r *Report) Markdown() string {
 		if r.PgBench.Error != "" {
 			w("`pgbench -S` failed: %s\n", r.PgBench.Error)
 		} else {
-			w("`pgbench -S -c %d -j %d -T %d` (scale %d) against the same PostgreSQL: **%s tps**.\n", r.PgBench.Clients, r.PgBench.Threads,
-				r.PgBench.DurationSeconds, r.PgBench.ScaleFactor, Rate(r.PgBench.TPS))
+			w("`pgbench -S -c %d -j %d` (scale %d) against the same PostgreSQL for %d s: **%s tps**", r.PgBench.Clients, r.PgBench.Threads,
+				r.PgBench.ScaleFactor, r.PgBench.DurationSeconds, Rate(r.PgBench.TPS))
+			if r.PgBench.InterleavedWith != "" {
+				w(", the mean of %d runs bracketing %s at concurrency %d (just before and just after it, each after %s of unmeasured pgbench to warm shared buffers again), so that a change in the machine's speed during the run weighs on both alike",
+					r.PgBench.Slices, r.PgBench.InterleavedWith, r.PgBench.Clients, "5 s")
+			}
+			w(".\n")
 		}
 	}
 	if len(r.Micro) > 0 {

@@ -7,13 +7,10 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
-	"sync/atomic"
 
-	vegeta "github.com/tsenart/vegeta/v12/lib"
 	"golang.org/x/oauth2"
 
 	"github.com/eventreg/eventreg/bench/internal/oauthflow"
@@ -91,26 +88,4 @@ func registerClients(ctx context.Context, s *stack.Stack, dir, key string, brows
 		c.oboTokens = append(c.oboTokens, tok.AccessToken)
 	}
 	return c, nil
-}
-
-// rotating returns a targeter sending method path body with each token in
-// turn (a JSON body when body is not empty).
-func rotating(base, method, path, body string, tokens []string) vegeta.Targeter {
-	headers := make([]http.Header, len(tokens))
-	for i, tok := range tokens {
-		headers[i] = http.Header{"Authorization": {"Bearer " + tok}}
-		if body != "" {
-			headers[i].Set("Content-Type", "application/json")
-		}
-	}
-	var b []byte
-	if body != "" {
-		b = []byte(body)
-	}
-	var next atomic.Uint64
-	return func(t *vegeta.Target) error {
-		i := (next.Add(1) - 1) % uint64(len(headers))
-		t.Method, t.URL, t.Header, t.Body = method, base+path, headers[i], b
-		return nil
-	}
 }

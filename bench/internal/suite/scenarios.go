@@ -6,10 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"net/http"
 	"net/url"
-	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -99,22 +97,35 @@ func (env *environment) close(ctx context.Context) {
 	}
 }
 
-func (env *environment) tokenTarget(auth string, form url.Values) vegeta.Target {
-	return vegeta.Target{Method: http.MethodPost, URL: env.base + "/api/oauth/token", Body: []byte(form.Encode()),
-		Header: http.Header{"Authorization": {auth}, "Content-Type": {"application/x-www-form-urlencoded"}}}
-}
-
-func static(t vegeta.Target) func(context.Context, int) (load.Spec, error) {
+// stateless returns a load sending r again and again (wrk sends it).
+func stateless(r load.Request) func(context.Context, int) (load.Spec, error) {
 	return func(context.Context, int) (load.Spec, error) {
-		return load.Spec{Targeter: vegeta.NewStaticTargeter(t)}, nil
+		return load.Spec{Request: &r}, nil
 	}
 }
 
-// reads spreads method path body over the benchmark's apps' tokens.
+// tokenRequest is a token request with the client authentication auth.
+func (env *environment) tokenRequest(auth string, form url.Values) load.Request {
+	return load.Request{Base: env.base, Method: http.MethodPost, Path: "/api/oauth/token", Body: []byte(form.Encode()),
+		Header: http.Header{"Content-Type": {"application/x-www-form-urlencoded"}}, Authorizations: []string{auth}}
+}
+
+// reads spreads method path body (JSON when not empty) over the benchmark's
+// apps' tokens, taken in turn.
 func (env *environment) reads(method, path, body string, tokens []string) func(context.Context, int) (load.Spec, error) {
-	return func(context.Context, int) (load.Spec, error) {
-		return load.Spec{Targeter: rotating(env.base, method, path, body, tokens)}, nil
+	r := load.Request{Base: env.base, Method: method, Path: path, Authorizations: bearer(tokens)}
+	if body != "" {
+		r.Header, r.Body = http.Header{"Content-Type": {"application/json"}}, []byte(body)
 	}
+	return stateless(r)
+}
+
+func bearer(tokens []string) []string {
+	out := make([]string, len(tokens))
+	for i, tok := range tokens {
+		out[i] = "Bearer " + tok
+	}
+	return out
 }
 
 // scenarios lists the scenarios of the issue in the order they run.
@@ -128,7 +139,7 @@ func (env *environment) scenarios() []scenario {
 	}
 	list := []scenario{
 		{name: report.ClientCredentials, request: "POST /api/oauth/token grant_type=client_credentials", warm: true,
-			load: withC(static(env.tokenTarget(env.serviceAuth, url.Values{"grant_type": {"client_credentials"}, "scope": {"user:read"}})))},
+			load: withC(stateless(env.tokenRequest(env.serviceAuth, url.Values{"grant_type": {"client_credentials"}, "scope": {"user:read"}})))},
 		{name: report.AuthorizationCode, request: "POST /api/oauth/token grant_type=authorization_code", load: withC(env.codeExchange)},
 		{name: report.RefreshRotation, request: "POST /api/oauth/token grant_type=refresh_token", load: withC(env.refreshRotation)},
 		{name: report.UserByID, request: "GET /api/v0/users/:id", warm: true, load: withC(env.userByID)},
@@ -168,18 +179,8 @@ func (env *environment) userByID(context.Context, int) (load.Spec, error) {
 	if env.usersCount == 0 {
 		return load.Spec{}, errors.New("no generated users")
 	}
-	headers := make([]http.Header, len(env.clients.serviceTokens))
-	for i, tok := range env.clients.serviceTokens {
-		headers[i] = http.Header{"Authorization": {"Bearer " + tok}}
-	}
-	var next atomic.Uint64
-	tr := func(t *vegeta.Target) error {
-		id := env.usersFrom + rand.Int64N(env.usersCount)
-		h := headers[(next.Add(1)-1)%uint64(len(headers))]
-		t.Method, t.URL, t.Header, t.Body = http.MethodGet, env.base+"/api/v0/users/"+strconv.FormatInt(id, 10), h, nil
-		return nil
-	}
-	return load.Spec{Targeter: tr}, nil
+	return load.Spec{Request: &load.Request{Base: env.base, Method: http.MethodGet, PathPrefix: "/api/v0/users/",
+		IDs: load.IDRange{From: env.usersFrom, Count: env.usersCount}, Authorizations: bearer(env.clients.serviceTokens)}}, nil
 }
 
 // codeExchange trades a pool of codes made beforehand (through the login and

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -39,7 +40,10 @@ type Options struct {
 	PgBench     bool
 	Micro       bool
 	LogLevel    string
-	Progress    io.Writer
+	// Profile saves a CPU profile of every service during each measurement
+	// (the first slice of an interleaved pair) under StateDir/profiles/.
+	Profile  bool
+	Progress io.Writer
 }
 
 // The demo fixture's apps and user (deploy/fixtures/demo.json).
@@ -65,6 +69,10 @@ func Run(ctx context.Context, o Options) (*report.Report, error) {
 		rep.Settings.Filter = o.Filter.String()
 	}
 
+	// Before the minute of launching: the stateless scenarios need wrk.
+	if err := load.EnsureWrk(ctx, o.Progress); err != nil {
+		return nil, err
+	}
 	sec, err := loadSecrets(filepath.Join(o.StateDir, "secrets.json"))
 	if err != nil {
 		return nil, err
@@ -78,7 +86,7 @@ func Run(ctx context.Context, o Options) (*report.Report, error) {
 	s, err := stack.Launch(ctx, stack.Config{Root: o.Root, Dir: o.StateDir, Build: true, DatabasePrefix: "bench_" + o.Scale.Name,
 		RecreateDatabases: o.Fresh, Fixture: filepath.Join(o.Root, "deploy", "fixtures", "demo.json"), ConventionID: conventionID,
 		KeyEncryptionKey: sec.KeyEncryptionKey, ClientSecretKey: sec.ClientSecretKey, CursorKey: sec.CursorKey,
-		Env: map[string]string{"LOG_LEVEL": o.LogLevel}, Stdout: o.Progress})
+		Env: map[string]string{"LOG_LEVEL": o.LogLevel, "PPROF_ENABLED": "true"}, Stdout: o.Progress})
 	if err != nil {
 		return nil, fmt.Errorf("launching the system: %w", err)
 	}
@@ -96,16 +104,31 @@ func Run(ctx context.Context, o Options) (*report.Report, error) {
 	}
 	defer env.close(ctx)
 
+	// The pgbench baseline is measured interleaved with GET /api/v0/users/:id
+	// at the same concurrency when that runs, else once here.
+	var baseline *pgbench.Baseline
 	if o.PgBench {
-		say("pgbench -S baseline ...")
-		pg, err := pgbench.Run(ctx, pgbench.Options{AdminURL: s.AdminDatabaseURL(), Duration: 10 * time.Second})
+		say("pgbench -S baseline: preparing ...")
+		baseline, err = pgbench.Prepare(ctx, pgbench.Options{AdminURL: s.AdminDatabaseURL(), Duration: 10 * time.Second})
 		if err != nil {
-			pg.Error = err.Error()
+			rep.PgBench = &report.PgBench{Error: err.Error()}
 			say("pgbench: %v", err)
 		} else {
-			say("pgbench -S: %.0f tps", pg.TPS)
+			res := baseline.Result()
+			rep.PgBench = &res
 		}
-		rep.PgBench = &pg
+	}
+	if baseline != nil && !interleavesBaseline(o, baseline.Clients()) {
+		say("pgbench -S baseline ...")
+		tps, secs, err := baseline.Measure(ctx, 10*time.Second)
+		rep.PgBench.TPS, rep.PgBench.DurationSeconds = tps, secs
+		if err != nil {
+			rep.PgBench.Error = err.Error()
+			say("pgbench: %v", err)
+		} else {
+			say("pgbench -S: %.0f tps", tps)
+		}
+		baseline = nil
 	}
 
 	pids := map[string]int{"nginx": s.NginxPID()}
@@ -118,12 +141,25 @@ func Run(ctx context.Context, o Options) (*report.Report, error) {
 		pids["redis"] = pid
 	}
 
+	var prof *profiler
+	if o.Profile {
+		prof = &profiler{dir: filepath.Join(o.StateDir, "profiles", rep.StartedAt.Format("2006-01-02T1504")), internal: map[string]string{}}
+		for name, svc := range s.Services {
+			prof.internal[name] = svc.InternalURL
+		}
+		say("CPU profiles go to %s", prof.dir)
+	}
+
 	for _, group := range groupScenarios(env.scenarios(), o.Filter) {
 		for _, c := range o.Concurrency {
 			if err := ctx.Err(); err != nil {
 				return rep, err
 			}
-			for _, res := range runGroup(ctx, group, c, o, pids) {
+			var pg *baselineRun
+			if baseline != nil && group[0].name == report.UserByID && c == baseline.Clients() {
+				pg = &baselineRun{b: baseline, res: rep.PgBench}
+			}
+			for _, res := range runGroup(ctx, group, c, o, pids, prof, pg) {
 				rep.Scenarios = append(rep.Scenarios, res)
 				if res.Skipped != "" {
 					say("%-28s c=%-3d skipped: %s", res.Name, c, res.Skipped)
@@ -199,15 +235,27 @@ type measurement struct {
 	cpu  map[string]time.Duration
 	wall time.Duration
 	rss  map[string]int64
+	// profileErrs are failures to capture a CPU profile (-profile).
+	profileErrs []error
 }
 
-func (m *measurement) add(ctx context.Context, spec load.Spec, pids map[string]int) error {
+func (m *measurement) add(ctx context.Context, spec load.Spec, pids map[string]int, profile func() []error) error {
 	groups := cpuGroups(pids)
 	sampler := procstat.Sample(pids, 100*time.Millisecond)
 	before := procstat.TakeCPU(groups)
+	// The last snapshot is taken when the load stops: wrk is still running
+	// then (its CPU is the load generator's), and reading out its histogram
+	// afterwards is not part of the load.
+	var after procstat.CPUSnapshot
+	spec.OnLoadEnd = func() { after = procstat.TakeCPU(groups) }
 	out, err := load.Run(ctx, spec)
-	after := procstat.TakeCPU(groups)
+	if after.At.IsZero() {
+		after = procstat.TakeCPU(groups)
+	}
 	rss := sampler.Stop()
+	if profile != nil {
+		m.profileErrs = append(m.profileErrs, profile()...)
+	}
 	if err != nil {
 		return err
 	}
@@ -237,7 +285,7 @@ func (m *measurement) fill(res *report.Scenario) {
 
 // runGroup measures one scenario, or a pair interleaved, at concurrency c,
 // sampling the RSS and CPU of pids.
-func runGroup(ctx context.Context, group []scenario, c int, o Options, pids map[string]int) []report.Scenario {
+func runGroup(ctx context.Context, group []scenario, c int, o Options, pids map[string]int, prof *profiler, pg *baselineRun) []report.Scenario {
 	results := make([]report.Scenario, len(group))
 	specs := make([]load.Spec, len(group))
 	for i, sc := range group {
@@ -269,6 +317,7 @@ func runGroup(ctx context.Context, group []scenario, c int, o Options, pids map[
 	if len(group) > 1 {
 		slices = interleavedSlices
 	}
+	pg.measure(ctx, o.Duration/2) // the baseline brackets the measurement: before ...
 	m := make([]measurement, len(group))
 	for s := range slices {
 		for k := range group {
@@ -281,21 +330,31 @@ func runGroup(ctx context.Context, group []scenario, c int, o Options, pids map[
 			}
 			spec := specs[i]
 			spec.Duration = o.Duration / time.Duration(slices)
-			if err := m[i].add(ctx, spec, pids); err != nil {
+			var profile func() []error
+			if prof != nil && s == 0 {
+				profile = prof.capture(ctx, fmt.Sprintf("%s-c%d", spec.Name, c), spec.Duration)
+			}
+			if err := m[i].add(ctx, spec, pids, profile); err != nil {
 				results[i].Skipped = err.Error()
 			}
 		}
 	}
+	pg.measure(ctx, o.Duration/2) // ... and after
+	pg.finish(o.Progress)
 	for i := range group {
 		if results[i].Skipped == "" {
 			m[i].fill(&results[i])
+		}
+		for _, err := range m[i].profileErrs {
+			fmt.Fprintf(o.Progress, "    %v\n", err)
 		}
 	}
 	return results
 }
 
 // cpuGroups accounts CPU to the services, nginx (master and workers), Redis,
-// every PostgreSQL backend, and this program (the load generator).
+// every PostgreSQL backend, and this program with its children (the load
+// generator: vegeta in this process, or wrk, a child, by the parent rule).
 func cpuGroups(pids map[string]int) procstat.Groups {
 	g := procstat.Groups{ByPID: map[int]string{os.Getpid(): "load generator"}, ByComm: map[string]string{"postgres": "postgres"}}
 	for name, pid := range pids {
@@ -353,4 +412,65 @@ func gitRevision(ctx context.Context, root string) string {
 func firstLine(s string) string {
 	line, _, _ := strings.Cut(s, "\n")
 	return line
+}
+
+// baselineRun accumulates the pgbench baseline measured just before and just
+// after GET /api/v0/users/:id at the same concurrency: a change in the
+// machine's speed during the run weighs on both alike.
+type baselineRun struct {
+	b            *pgbench.Baseline
+	res          *report.PgBench
+	transactions float64 // tps × seconds, summed
+	seconds      int
+	err          error
+}
+
+// baselineWarmup is pgbench's unmeasured run before each measured one: the
+// reads evict pgbench's pages from shared buffers, and pgbench's throughput
+// climbs for several seconds while they come back (5,000 to 14,000 tps over
+// its first five seconds right after the reads, on the 2-core VM).
+const baselineWarmup = 5 * time.Second
+
+// interleavesBaseline reports whether the baseline will be measured with
+// users-get (selected, at the baseline's number of clients).
+func interleavesBaseline(o Options, clients int) bool {
+	if o.Filter != nil && !o.Filter.MatchString(report.UserByID) {
+		return false
+	}
+	return slices.Contains(o.Concurrency, clients)
+}
+
+func (r *baselineRun) measure(ctx context.Context, d time.Duration) {
+	if r == nil || r.err != nil {
+		return
+	}
+	if _, _, err := r.b.Measure(ctx, baselineWarmup); err != nil {
+		r.err = err
+		return
+	}
+	tps, secs, err := r.b.Measure(ctx, d)
+	if err != nil {
+		r.err = err
+		return
+	}
+	r.transactions += tps * float64(secs)
+	r.seconds += secs
+	r.res.Slices++
+}
+
+func (r *baselineRun) finish(progress io.Writer) {
+	if r == nil {
+		return
+	}
+	r.res.InterleavedWith = report.UserByID
+	r.res.DurationSeconds = r.seconds
+	if r.seconds > 0 {
+		r.res.TPS = r.transactions / float64(r.seconds)
+	}
+	if r.err != nil {
+		r.res.Error = r.err.Error()
+		fmt.Fprintf(progress, "pgbench: %v\n", r.err)
+		return
+	}
+	fmt.Fprintf(progress, "pgbench -S: %.0f tps (just before and after %s)\n", r.res.TPS, report.UserByID)
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -403,4 +404,49 @@ func TestCurrentUserWhenVolunteersAnswersAnError(t *testing.T) {
 			expectError(t, e.call(t, "GET", "/api/users/current", e.keys.obo(t, "1003", "pii:basic"), ""), 503, "server", "")
 		})
 	}
+}
+
+// Concurrent reads share database queries (user.Core coalesces them); each
+// answer is still its own user's, and an unknown id among them is still 404.
+func TestConcurrentGetsShareQueriesAndKeepTheirAnswers(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	tok := e.keys.service(t, "user:read")
+	ids := []string{"1001", "1002", "1003", "1004", "1005", "999999"}
+	const rounds = 40
+	before := e.pool.Stat().AcquireCount()
+	type answer struct {
+		id     string
+		status int
+		got    string
+	}
+	answers := make(chan answer, rounds*len(ids))
+	var wg sync.WaitGroup
+	for i := range rounds * len(ids) {
+		id := ids[i%len(ids)]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := e.send(t, e.public, false, "GET", "/api/v0/users/"+id, tok, "", nil)
+			var body struct {
+				ID string `json:"id"`
+			}
+			_ = json.Unmarshal(r.body, &body)
+			answers <- answer{id: id, status: r.status, got: body.ID}
+		}()
+	}
+	wg.Wait()
+	close(answers)
+	for a := range answers {
+		switch {
+		case a.id == "999999" && a.status != 404:
+			t.Errorf("unknown user: %d", a.status)
+		case a.id != "999999" && (a.status != 200 || a.got != a.id):
+			t.Errorf("user %s: status %d, body id %q", a.id, a.status, a.got)
+		}
+	}
+	queries := e.pool.Stat().AcquireCount() - before
+	if queries >= rounds*int64(len(ids)) {
+		t.Errorf("%d queries for %d concurrent reads: none were shared", queries, rounds*len(ids))
+	}
+	t.Logf("%d concurrent reads took %d queries", rounds*len(ids), queries)
 }

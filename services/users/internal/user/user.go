@@ -15,6 +15,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/eventreg/eventreg/libs/coalesce"
 	"github.com/eventreg/eventreg/libs/page"
 	"github.com/eventreg/eventreg/services/users/internal/password"
 )
@@ -89,7 +90,14 @@ type Core struct {
 	conventionID string
 	params       password.Params
 	verifier     *password.Verifier
+	// byID coalesces concurrent Gets into one Summaries query (decision 0075).
+	byID *coalesce.Loader[int64, User]
 }
+
+// getBatching: one lookup query at a time, a second one only for two or more
+// waiting Gets; Gets arriving meanwhile go in the next query together (up to
+// MaxSummaryIDs).
+var getBatching = coalesce.Options{MaxBatch: MaxSummaryIDs, MaxInFlight: 2, MinBusyBatch: 2}
 
 // NewCore returns the user business layer for the current convention.
 func NewCore(store Store, conventionID string, params password.Params) (*Core, error) {
@@ -97,12 +105,44 @@ func NewCore(store Store, conventionID string, params password.Params) (*Core, e
 	if err != nil {
 		return nil, fmt.Errorf("preparing the password verifier: %w", err)
 	}
-	return &Core{store: store, conventionID: conventionID, params: params, verifier: v}, nil
+	c := &Core{store: store, conventionID: conventionID, params: params, verifier: v}
+	c.byID = coalesce.New(c.fetchByID, getBatching)
+	return c, nil
 }
 
-// Get returns one user or ErrNotFound.
+// Get returns one user or ErrNotFound. Concurrent Gets share database
+// queries: under load one query reads a handful of users.
 func (c *Core) Get(ctx context.Context, id int64) (User, error) {
-	return c.store.Get(ctx, id)
+	u, ok, err := c.byID.Load(ctx, id)
+	if err != nil {
+		return u, err
+	}
+	if !ok {
+		return u, ErrNotFound
+	}
+	return u, nil
+}
+
+func (c *Core) fetchByID(ctx context.Context, ids []int64) (map[int64]User, error) {
+	if len(ids) == 1 {
+		u, err := c.store.Get(ctx, ids[0])
+		if errors.Is(err, ErrNotFound) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		return map[int64]User{u.ID: u}, nil
+	}
+	users, err := c.store.Summaries(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[int64]User, len(users))
+	for _, u := range users {
+		out[u.ID] = u
+	}
+	return out, nil
 }
 
 // Search returns a keyset page (up to ks.Limit+1 rows) of users matching f.
