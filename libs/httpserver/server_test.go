@@ -186,3 +186,29 @@ func TestShutdownLetsInFlightRequestsFinish(t *testing.T) {
 		t.Fatal("server still accepts after shutdown")
 	}
 }
+
+func TestPprofOnlyWhenEnabledAndOnlyInternally(t *testing.T) {
+	off, _ := newServer(t, nil)
+	start(t, off)
+	if code, _ := do(t, "GET", "http://"+off.InternalAddr()+"/debug/pprof/", ""); code != http.StatusNotFound {
+		t.Errorf("PPROF_ENABLED unset: internal /debug/pprof/ answered %d, want 404", code)
+	}
+
+	cfg := httpserver.Config{PublicAddr: "127.0.0.1:0", InternalAddr: "127.0.0.1:0", BodyLimit: 1024,
+		ReadHeaderTimeout: time.Second, ReadTimeout: 5 * time.Second, WriteTimeout: 5 * time.Second,
+		IdleTimeout: 5 * time.Second, ShutdownTimeout: 5 * time.Second, Pprof: true}
+	on := httpserver.New(cfg, slog.New(slog.NewJSONHandler(io.Discard, nil)), "test")
+	start(t, on)
+	if code, body := do(t, "GET", "http://"+on.InternalAddr()+"/debug/pprof/", ""); code != http.StatusOK || !strings.Contains(body, "goroutine") {
+		t.Errorf("internal index: %d %.80q", code, body)
+	}
+	if code, body := do(t, "GET", "http://"+on.InternalAddr()+"/debug/pprof/heap?debug=1", ""); code != http.StatusOK || !strings.Contains(body, "heap profile") {
+		t.Errorf("internal heap profile: %d %.80q", code, body)
+	}
+	if code, _ := do(t, "GET", "http://"+on.InternalAddr()+"/debug/pprof/profile?seconds=1", ""); code != http.StatusOK {
+		t.Errorf("internal CPU profile: %d", code)
+	}
+	if code, _ := do(t, "GET", "http://"+on.PublicAddr()+"/debug/pprof/", ""); code != http.StatusNotFound {
+		t.Errorf("public /debug/pprof/ answered %d, want 404: profiles are never public", code)
+	}
+}

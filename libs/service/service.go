@@ -87,6 +87,7 @@ func Start(ctx context.Context, name string, base Base, set migrations.Set) (*Ru
 		return nil, fmt.Errorf("configuration: %w", err)
 	}
 	log := logging.New(os.Stderr, level, name)
+	tuneGC(os.Getenv)
 	shutdownTelemetry, err := telemetry.Setup(ctx, name, Version)
 	if err != nil {
 		return nil, err

@@ -45,6 +45,15 @@ func run(ctx context.Context, args []string) error {
 	out := fs.String("out", "bench/results", "directory of the written reports (relative to the repository root)")
 	state := fs.String("state", ".run/bench", "directory kept between runs: binaries, logs, Redis data, secrets (relative to the root)")
 	logLevel := fs.String("log-level", "info", "LOG_LEVEL of the services")
+	env := map[string]string{}
+	fs.Func("env", "KEY=VALUE added to every service's environment (repeatable), e.g. -env GOGC=200", func(kv string) error {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return fmt.Errorf("want KEY=VALUE, got %q", kv)
+		}
+		env[k] = v
+		return nil
+	})
 	profile := fs.Bool("profile", false, "save a CPU profile (pprof) of every service during each measurement under <state>/profiles/")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -72,7 +81,7 @@ func run(ctx context.Context, args []string) error {
 	}
 
 	rep, err := suite.Run(ctx, suite.Options{Root: root, StateDir: abs(root, *state), Scale: scale, Duration: *duration, Warmup: *warmup,
-		Concurrency: levels, Filter: re, Fresh: *fresh, PgBench: *pg, Micro: *micro, LogLevel: *logLevel, Profile: *profile, Progress: os.Stdout})
+		Concurrency: levels, Filter: re, Fresh: *fresh, PgBench: *pg, Micro: *micro, LogLevel: *logLevel, Profile: *profile, Env: env, Progress: os.Stdout})
 	if err != nil {
 		return err
 	}

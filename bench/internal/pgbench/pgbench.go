@@ -26,6 +26,12 @@ type Options struct {
 	Duration time.Duration
 }
 
+// Warmup is the unmeasured start of every measured pgbench run: long enough
+// for its new connections and PostgreSQL's shared buffers to reach their
+// steady rate (pgbench climbs for about ten seconds after the services'
+// reads evicted its pages, on the 2-core VM).
+const Warmup = 15 * time.Second
+
 // Baseline is a prepared pgbench database that can be measured in slices.
 type Baseline struct {
 	bin, dsn string
@@ -78,18 +84,48 @@ func (b *Baseline) Result() report.PgBench {
 	return report.PgBench{Clients: b.o.Clients, Threads: b.o.Threads, ScaleFactor: b.o.Scale}
 }
 
-// Measure runs `pgbench -S` for d (whole seconds, at least one) and returns
-// its throughput and the seconds it ran.
-func (b *Baseline) Measure(ctx context.Context, d time.Duration) (tps float64, secs int, err error) {
+// Measure runs one `pgbench -S` for warmup + d (whole seconds) and returns
+// its throughput over the last d seconds, from its per-second progress
+// lines: the figure of warmed-up connections. A new pgbench's backends start
+// cold (on the 2-core VM its first seconds run at half the rate of its
+// later ones, even with PostgreSQL's buffers warm), and the services' pools
+// keep their connections open, so only pgbench's steady state compares.
+func (b *Baseline) Measure(ctx context.Context, warmup, d time.Duration) (tps float64, secs int, err error) {
+	skip := int((warmup + time.Second/2) / time.Second)
 	secs = max(1, int((d+time.Second/2)/time.Second))
-	cmd := exec.CommandContext(ctx, b.bin, "-S", "-n", "-c", strconv.Itoa(b.o.Clients), "-j", strconv.Itoa(b.o.Threads), "-T", strconv.Itoa(secs), b.dsn)
+	cmd := exec.CommandContext(ctx, b.bin, "-S", "-n", "-P", "1", "-c", strconv.Itoa(b.o.Clients), "-j", strconv.Itoa(b.o.Threads),
+		"-T", strconv.Itoa(skip+secs), b.dsn)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
 		return 0, secs, fmt.Errorf("pgbench -S: %v\n%s", err, out.String())
 	}
-	tps, err = ParseTPS(out.Bytes())
+	tps, err = SteadyTPS(out.Bytes(), float64(skip))
 	return tps, secs, err
+}
+
+var progressLine = regexp.MustCompile(`(?m)^progress: ([0-9.]+) s, ([0-9.]+) tps`)
+
+// SteadyTPS averages pgbench's per-second progress lines (-P 1) of the
+// intervals ending after skip seconds.
+func SteadyTPS(out []byte, skip float64) (float64, error) {
+	var sum float64
+	n := 0
+	for _, m := range progressLine.FindAllSubmatch(out, -1) {
+		at, err1 := strconv.ParseFloat(string(m[1]), 64)
+		tps, err2 := strconv.ParseFloat(string(m[2]), 64)
+		if err1 != nil || err2 != nil {
+			return 0, fmt.Errorf("parsing pgbench's progress line %q", m[0])
+		}
+		if at > skip {
+			sum += tps
+			n++
+		}
+	}
+	if n == 0 {
+		return 0, fmt.Errorf("no progress line after %.0f s in pgbench's output:\n%s", skip, out)
+	}
+	return sum / float64(n), nil
 }
 
 // Run prepares the database and measures `pgbench -S` once for o.Duration.
@@ -100,7 +136,7 @@ func Run(ctx context.Context, o Options) (report.PgBench, error) {
 		return res, err
 	}
 	res := b.Result()
-	tps, secs, err := b.Measure(ctx, b.o.Duration)
+	tps, secs, err := b.Measure(ctx, Warmup, b.o.Duration)
 	res.DurationSeconds, res.TPS = secs, tps
 	return res, err
 }

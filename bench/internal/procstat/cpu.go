@@ -27,15 +27,22 @@ const MachineBusy = "machine busy"
 
 // CPUSnapshot is the CPU time used so far by each group and the machine.
 type CPUSnapshot struct {
-	At     time.Time
+	At time.Time
+	// Groups is each group's CPU time so far (machine busy included);
+	// procs is each process's, by PID, with its group.
 	Groups map[string]time.Duration
+	procs  map[int]procCPU
 }
 
-// TakeCPU reads /proc/*/stat once and sums user+system time per group.
-// Processes that ended since the last snapshot are missing from both sides
-// of nothing: their time is simply not counted.
+type procCPU struct {
+	group string
+	cpu   time.Duration
+}
+
+// TakeCPU reads /proc/*/stat once and sums user+system time per group (and
+// keeps each process's, so that Used can tell ended processes apart).
 func TakeCPU(g Groups) CPUSnapshot {
-	snap := CPUSnapshot{At: time.Now(), Groups: map[string]time.Duration{}}
+	snap := CPUSnapshot{At: time.Now(), Groups: map[string]time.Duration{}, procs: map[int]procCPU{}}
 	if b, err := os.ReadFile("/proc/stat"); err == nil {
 		if busy, err := ParseMachineBusy(b); err == nil {
 			snap.Groups[MachineBusy] = busy
@@ -69,6 +76,7 @@ func TakeCPU(g Groups) CPUSnapshot {
 			name = "other"
 		}
 		snap.Groups[name] += st.CPU
+		snap.procs[pid] = procCPU{group: name, cpu: st.CPU}
 	}
 	return snap
 }
@@ -81,10 +89,28 @@ func Cores(before, after CPUSnapshot) map[string]float64 {
 // Used returns the CPU time each group used between two snapshots.
 func Used(before, after CPUSnapshot) map[string]time.Duration {
 	out := map[string]time.Duration{}
-	for name, t := range after.Groups {
-		if d := t - before.Groups[name]; d > 0 {
-			out[name] = d
+	if before.procs == nil || after.procs == nil {
+		for name, t := range after.Groups {
+			if d := t - before.Groups[name]; d > 0 {
+				out[name] = d
+			}
 		}
+		return out
+	}
+	// Per process: one that ended between the snapshots (a pgbench backend
+	// closing, say) must not take its earlier CPU out of its group's total.
+	// A process that started meanwhile counts all its CPU.
+	for pid, a := range after.procs {
+		d := a.cpu
+		if b, ok := before.procs[pid]; ok && b.group == a.group {
+			d -= b.cpu
+		}
+		if d > 0 {
+			out[a.group] += d
+		}
+	}
+	if d := after.Groups[MachineBusy] - before.Groups[MachineBusy]; d > 0 {
+		out[MachineBusy] = d
 	}
 	return out
 }

@@ -1,7 +1,9 @@
 package procstat_test
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
 	"testing"
 	"time"
 
@@ -54,5 +56,53 @@ func TestParseMachineBusyLeavesOutIdleAndIOWait(t *testing.T) {
 	}
 	if _, err := procstat.ParseMachineBusy([]byte("intr 1 2 3\n")); err == nil {
 		t.Fatal("a /proc/stat without the cpu line should be an error")
+	}
+}
+
+// A process that ends between two snapshots (a pgbench backend closing) does
+// not take its earlier CPU out of its group: the others' use still shows.
+func TestUsedIgnoresProcessesThatEnded(t *testing.T) {
+	g := procstat.Groups{ByPID: map[int]string{os.Getpid(): "self"}}
+	// A child (in this group by the parent rule) spins, then waits on stdin.
+	cmd := exec.Command("sh", "-c", "i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done; read x || true")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", cmd.Process.Pid))
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := procstat.ParseStat(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.CPU >= 100*time.Millisecond && st.Comm == "sh" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the child used only %v", st.CPU)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	mid := procstat.TakeCPU(g)
+	stdin.Close()
+	if err := cmd.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	spin(60 * time.Millisecond)
+	after := procstat.TakeCPU(g)
+	// Summed per group, the child's 100+ ms leaving would cancel the 60 ms.
+	if used := procstat.Used(mid, after)["self"]; used < 30*time.Millisecond {
+		t.Fatalf("self used %v after the child ended, want the ~60ms this process spun", used)
+	}
+}
+
+func spin(d time.Duration) {
+	for start := time.Now(); time.Since(start) < d; {
 	}
 }

@@ -232,11 +232,11 @@ func (r *Report) Markdown() string {
 		if r.PgBench.Error != "" {
 			w("`pgbench -S` failed: %s\n", r.PgBench.Error)
 		} else {
-			w("`pgbench -S -c %d -j %d` (scale %d) against the same PostgreSQL for %d s: **%s tps**", r.PgBench.Clients, r.PgBench.Threads,
-				r.PgBench.ScaleFactor, r.PgBench.DurationSeconds, Rate(r.PgBench.TPS))
+			w("`pgbench -S -c %d -j %d -P 1` (scale %d) against the same PostgreSQL: **%s tps**, its steady rate over %d s measured after 15 s of warm-up in each run (a new pgbench's connections start at half speed)",
+				r.PgBench.Clients, r.PgBench.Threads, r.PgBench.ScaleFactor, Rate(r.PgBench.TPS), r.PgBench.DurationSeconds)
 			if r.PgBench.InterleavedWith != "" {
-				w(", the mean of %d runs bracketing %s at concurrency %d (just before and just after it, each after %s of unmeasured pgbench to warm shared buffers again), so that a change in the machine's speed during the run weighs on both alike",
-					r.PgBench.Slices, r.PgBench.InterleavedWith, r.PgBench.Clients, "5 s")
+				w(", the mean of %d runs bracketing %s at concurrency %d (just before and just after it), so that a change in the machine's speed during the run weighs on both alike",
+					r.PgBench.Slices, r.PgBench.InterleavedWith, r.PgBench.Clients)
 			}
 			w(".\n")
 		}

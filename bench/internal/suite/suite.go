@@ -40,6 +40,9 @@ type Options struct {
 	PgBench     bool
 	Micro       bool
 	LogLevel    string
+	// Env is added to every service's environment (e.g. GOGC=200 to try a
+	// setting without a release).
+	Env map[string]string
 	// Profile saves a CPU profile of every service during each measurement
 	// (the first slice of an interleaved pair) under StateDir/profiles/.
 	Profile  bool
@@ -86,7 +89,7 @@ func Run(ctx context.Context, o Options) (*report.Report, error) {
 	s, err := stack.Launch(ctx, stack.Config{Root: o.Root, Dir: o.StateDir, Build: true, DatabasePrefix: "bench_" + o.Scale.Name,
 		RecreateDatabases: o.Fresh, Fixture: filepath.Join(o.Root, "deploy", "fixtures", "demo.json"), ConventionID: conventionID,
 		KeyEncryptionKey: sec.KeyEncryptionKey, ClientSecretKey: sec.ClientSecretKey, CursorKey: sec.CursorKey,
-		Env: map[string]string{"LOG_LEVEL": o.LogLevel, "PPROF_ENABLED": "true"}, Stdout: o.Progress})
+		Env: serviceEnv(o), Stdout: o.Progress})
 	if err != nil {
 		return nil, fmt.Errorf("launching the system: %w", err)
 	}
@@ -120,7 +123,7 @@ func Run(ctx context.Context, o Options) (*report.Report, error) {
 	}
 	if baseline != nil && !interleavesBaseline(o, baseline.Clients()) {
 		say("pgbench -S baseline ...")
-		tps, secs, err := baseline.Measure(ctx, 10*time.Second)
+		tps, secs, err := baseline.Measure(ctx, pgbench.Warmup, 10*time.Second)
 		rep.PgBench.TPS, rep.PgBench.DurationSeconds = tps, secs
 		if err != nil {
 			rep.PgBench.Error = err.Error()
@@ -157,7 +160,7 @@ func Run(ctx context.Context, o Options) (*report.Report, error) {
 			}
 			var pg *baselineRun
 			if baseline != nil && group[0].name == report.UserByID && c == baseline.Clients() {
-				pg = &baselineRun{b: baseline, res: rep.PgBench}
+				pg = &baselineRun{b: baseline, res: rep.PgBench, progress: o.Progress}
 			}
 			for _, res := range runGroup(ctx, group, c, o, pids, prof, pg) {
 				rep.Scenarios = append(rep.Scenarios, res)
@@ -288,16 +291,24 @@ func (m *measurement) fill(res *report.Scenario) {
 func runGroup(ctx context.Context, group []scenario, c int, o Options, pids map[string]int, prof *profiler, pg *baselineRun) []report.Scenario {
 	results := make([]report.Scenario, len(group))
 	specs := make([]load.Spec, len(group))
+	// The baseline brackets the measurement: before the warm-up (pgbench
+	// evicts the users' pages from shared buffers), and the reads then warm
+	// up as long as pgbench does.
+	warmup := o.Warmup
+	if pg != nil {
+		pg.measure(ctx, o.Duration/2)
+		warmup = max(warmup, pgbench.Warmup)
+	}
 	for i, sc := range group {
 		results[i] = report.Scenario{Name: sc.name, Request: sc.request, Concurrency: c}
 		if sc.unavailable != "" {
 			results[i].Skipped = sc.unavailable
 			continue
 		}
-		if sc.warm && o.Warmup > 0 {
+		if sc.warm && warmup > 0 {
 			w, err := sc.load(ctx, c)
 			if err == nil {
-				w.Duration, w.Name = o.Warmup, sc.name+"-warmup"
+				w.Duration, w.Name = warmup, sc.name+"-warmup"
 				_, err = load.Run(ctx, w)
 			}
 			if err != nil {
@@ -317,7 +328,6 @@ func runGroup(ctx context.Context, group []scenario, c int, o Options, pids map[
 	if len(group) > 1 {
 		slices = interleavedSlices
 	}
-	pg.measure(ctx, o.Duration/2) // the baseline brackets the measurement: before ...
 	m := make([]measurement, len(group))
 	for s := range slices {
 		for k := range group {
@@ -350,6 +360,15 @@ func runGroup(ctx context.Context, group []scenario, c int, o Options, pids map[
 		}
 	}
 	return results
+}
+
+// serviceEnv is what the suite adds to the services' environment.
+func serviceEnv(o Options) map[string]string {
+	env := map[string]string{"LOG_LEVEL": o.LogLevel, "PPROF_ENABLED": "true"}
+	for k, v := range o.Env {
+		env[k] = v
+	}
+	return env
 }
 
 // cpuGroups accounts CPU to the services, nginx (master and workers), Redis,
@@ -420,16 +439,11 @@ func firstLine(s string) string {
 type baselineRun struct {
 	b            *pgbench.Baseline
 	res          *report.PgBench
+	progress     io.Writer
 	transactions float64 // tps × seconds, summed
 	seconds      int
 	err          error
 }
-
-// baselineWarmup is pgbench's unmeasured run before each measured one: the
-// reads evict pgbench's pages from shared buffers, and pgbench's throughput
-// climbs for several seconds while they come back (5,000 to 14,000 tps over
-// its first five seconds right after the reads, on the 2-core VM).
-const baselineWarmup = 5 * time.Second
 
 // interleavesBaseline reports whether the baseline will be measured with
 // users-get (selected, at the baseline's number of clients).
@@ -444,15 +458,12 @@ func (r *baselineRun) measure(ctx context.Context, d time.Duration) {
 	if r == nil || r.err != nil {
 		return
 	}
-	if _, _, err := r.b.Measure(ctx, baselineWarmup); err != nil {
-		r.err = err
-		return
-	}
-	tps, secs, err := r.b.Measure(ctx, d)
+	tps, secs, err := r.b.Measure(ctx, pgbench.Warmup, d)
 	if err != nil {
 		r.err = err
 		return
 	}
+	fmt.Fprintf(r.progress, "    pgbench -S: %.0f tps over %d s after %s of warm-up\n", tps, secs, pgbench.Warmup)
 	r.transactions += tps * float64(secs)
 	r.seconds += secs
 	r.res.Slices++

@@ -1,0 +1,26 @@
+package service
+
+import "runtime/debug"
+
+// GC defaults (decision 0076). A service's live heap is a few MiB, so at
+// Go's default GOGC=100 it collects several hundred times a second under
+// load; 300 cuts that work by two thirds (auth: +16 % tokens a second at
+// concurrency 64 on the 2-core benchmark VM). The soft memory limit keeps
+// the larger heap target from growing a process past ~100 MiB: near the limit
+// the collector runs as often as it must. GOGC and GOMEMLIMIT, when set
+// (the Helm chart derives GOMEMLIMIT from the container's memory limit),
+// win.
+const (
+	defaultGCPercent   = 300
+	defaultMemoryLimit = 80 << 20
+)
+
+// tuneGC applies the defaults that getenv does not override.
+func tuneGC(getenv func(string) string) {
+	if getenv("GOGC") == "" {
+		debug.SetGCPercent(defaultGCPercent)
+	}
+	if getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(defaultMemoryLimit)
+	}
+}
