@@ -4,15 +4,15 @@ import "runtime/debug"
 
 // GC defaults (decision 0076). A service's live heap is a few MiB, so at
 // Go's default GOGC=100 it collects several hundred times a second under
-// load; 300 cuts that work by two thirds (auth: +16 % tokens a second at
-// concurrency 64 on the 2-core benchmark VM). The soft memory limit keeps
-// the larger heap target from growing a process past ~100 MiB: near the limit
-// the collector runs as often as it must. GOGC and GOMEMLIMIT, when set
-// (the Helm chart derives GOMEMLIMIT from the container's memory limit),
+// load; 200 halves that work (+12 % tokens a second, +34 % registration
+// search pages on the 2-core benchmark VM). The soft memory limit keeps the
+// larger heap target from growing a process past 100 MiB of RSS: near the
+// limit the collector runs as often as it must. GOGC and GOMEMLIMIT, when
+// set (the Helm chart derives GOMEMLIMIT from the container's memory limit),
 // win.
 const (
-	defaultGCPercent   = 300
-	defaultMemoryLimit = 80 << 20
+	defaultGCPercent   = 200
+	defaultMemoryLimit = 64 << 20
 )
 
 // tuneGC applies the defaults that getenv does not override.
