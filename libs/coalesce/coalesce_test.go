@@ -83,6 +83,16 @@ func startLoads(l *Loader[int, string], keys ...int) func() map[int]result[strin
 	return func() map[int]result[string] { wg.Wait(); return out }
 }
 
+// busy returns a loader whose first fetch (of key 1) is running, held at
+// g's gate, and the wait for that lookup's result.
+func busy(opt Options) (*gate, *Loader[int, string], func() map[int]result[string]) {
+	g := newGate()
+	l := New(g.fetch, opt)
+	first := startLoads(l, 1)
+	<-g.started
+	return g, l, first
+}
+
 // waitPending waits until n lookups are queued behind the running fetches.
 func waitPending(t *testing.T, l *Loader[int, string], n int) {
 	t.Helper()
@@ -102,10 +112,7 @@ func waitPending(t *testing.T, l *Loader[int, string], n int) {
 }
 
 func TestLookupsQueuedBehindAFetchGoInOneBatch(t *testing.T) {
-	g := newGate()
-	l := New(g.fetch, Options{MaxInFlight: 1})
-	first := startLoads(l, 1)
-	<-g.started
+	g, l, first := busy(Options{MaxInFlight: 1})
 	rest := startLoads(l, 2, 3, 4, 5, -1)
 	waitPending(t, l, 5)
 	close(g.release)
@@ -132,10 +139,7 @@ func TestLookupsQueuedBehindAFetchGoInOneBatch(t *testing.T) {
 }
 
 func TestDuplicateKeysAreFetchedOnce(t *testing.T) {
-	g := newGate()
-	l := New(g.fetch, Options{MaxInFlight: 1})
-	first := startLoads(l, 1)
-	<-g.started
+	g, l, first := busy(Options{MaxInFlight: 1})
 	var wg sync.WaitGroup
 	var found atomic.Int32
 	for range 4 {
@@ -232,10 +236,7 @@ func TestACallerWhoGivesUpDoesNotCancelTheBatch(t *testing.T) {
 }
 
 func TestAWaitingCallerLeavesWhenItsContextEnds(t *testing.T) {
-	g := newGate()
-	l := New(g.fetch, Options{MaxInFlight: 1})
-	first := startLoads(l, 1)
-	<-g.started
+	g, l, first := busy(Options{MaxInFlight: 1})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
 	if _, _, err := l.Load(ctx, 2); !errors.Is(err, context.DeadlineExceeded) {
@@ -340,10 +341,7 @@ func BenchmarkLoad(b *testing.B) {
 }
 
 func TestMinBusyBatchHoldsALoneLookupForTheNextFetch(t *testing.T) {
-	g := newGate()
-	l := New(g.fetch, Options{MaxInFlight: 2, MinBusyBatch: 2})
-	first := startLoads(l, 1)
-	<-g.started
+	g, l, first := busy(Options{MaxInFlight: 2, MinBusyBatch: 2})
 	second := startLoads(l, 2)
 	waitPending(t, l, 1) // one waiting lookup does not start the second fetch
 	if n := len(g.seen()); n != 1 {
