@@ -55,13 +55,13 @@ func (c Config) Limit() redis_rate.Limit {
 	return redis_rate.Limit{Rate: c.PerSecond, Burst: burst, Period: time.Second}
 }
 
-// Middleware returns the limiting middleware for service, or nil when
-// limiting is off (no Redis, or PerSecond 0).
-func (c Config) Middleware(rdb *redis.Client, service string, log *slog.Logger) gin.HandlerFunc {
+// Limiter returns the limiter for service, or nil when limiting is off (no
+// Redis, or PerSecond 0).
+func (c Config) Limiter(rdb *redis.Client, service string, log *slog.Logger) *Limiter {
 	if rdb == nil || c.PerSecond == 0 {
 		return nil
 	}
-	return New(rdb, service, c.Limit(), log).Middleware()
+	return New(rdb, service, c.Limit(), log)
 }
 
 // redisBudget bounds the limiter's Redis round trip: past it the request is

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/go-redis/redis_rate/v10"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/eventreg/eventreg/libs/config"
 	"github.com/eventreg/eventreg/libs/ratelimit"
@@ -164,8 +165,13 @@ func TestConfig(t *testing.T) {
 	})
 	t.Run("a rate of 0 or no Redis turns limiting off", func(t *testing.T) {
 		log := slog.New(slog.NewTextHandler(io.Discard, nil))
-		if (ratelimit.Config{PerSecond: 0}).Middleware(nil, "x", log) != nil || (ratelimit.Config{PerSecond: 5}).Middleware(nil, "x", log) != nil {
-			t.Fatal("middleware without a limit")
+		rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}) // never dialled here
+		defer rdb.Close()
+		if (ratelimit.Config{PerSecond: 0}).Limiter(rdb, "x", log) != nil || (ratelimit.Config{PerSecond: 5}).Limiter(nil, "x", log) != nil {
+			t.Fatal("a limiter without a limit")
+		}
+		if (ratelimit.Config{PerSecond: 5}).Limiter(rdb, "x", log) == nil {
+			t.Fatal("no limiter for a rate and a Redis")
 		}
 	})
 }

@@ -70,8 +70,7 @@ func StartResource(ctx context.Context, rt *Runtime, r Resource) (*ResourceDeps,
 		deps.Redis = rc
 		rt.Server.Metrics.MustRegister(redisdb.NewPoolCollector(rc))
 		rt.OnClose(func(context.Context) error { return rc.Close() })
-		if r.RateLimit.PerSecond > 0 {
-			l := ratelimit.New(rc, rt.Name, r.RateLimit.Limit(), rt.Log)
+		if l := r.RateLimit.Limiter(rc, rt.Name, rt.Log); l != nil {
 			rt.Server.Metrics.MustRegister(l.Collector())
 			deps.RateLimit = l.Middleware()
 		}
