@@ -128,11 +128,15 @@ func (l *Loader[K, V]) run(ctx context.Context, batch []*call[K, V]) {
 
 func (l *Loader[K, V]) fetchAndDeliver(ctx context.Context, batch []*call[K, V]) {
 	keys := make([]K, 0, len(batch))
-	seen := make(map[K]struct{}, len(batch))
-	for _, c := range batch {
-		if _, dup := seen[c.key]; !dup {
-			seen[c.key] = struct{}{}
-			keys = append(keys, c.key)
+	if len(batch) == 1 { // the idle case: nothing to deduplicate
+		keys = append(keys, batch[0].key)
+	} else {
+		seen := make(map[K]struct{}, len(batch))
+		for _, c := range batch {
+			if _, dup := seen[c.key]; !dup {
+				seen[c.key] = struct{}{}
+				keys = append(keys, c.key)
+			}
 		}
 	}
 	values, err := l.safeFetch(ctx, keys)

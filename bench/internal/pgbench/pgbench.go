@@ -16,14 +16,13 @@ import (
 	"github.com/eventreg/eventreg/libs/testkit"
 )
 
-// Options of a baseline run.
+// Options of the baseline.
 type Options struct {
 	AdminURL string // PostgreSQL server (a database on it is created)
 	Database string // default bench_pgbench
 	Scale    int    // pgbench -i -s (default 10)
 	Clients  int    // -c (default 16)
 	Threads  int    // -j (default 2)
-	Duration time.Duration
 }
 
 // Warmup is the unmeasured start of every measured pgbench run: long enough
@@ -52,9 +51,6 @@ func Prepare(ctx context.Context, o Options) (*Baseline, error) {
 	}
 	if o.Threads == 0 {
 		o.Threads = 2
-	}
-	if o.Duration == 0 {
-		o.Duration = 10 * time.Second
 	}
 	bin, err := exec.LookPath("pgbench")
 	if err != nil {
@@ -128,19 +124,6 @@ func SteadyTPS(out []byte, skip float64) (float64, error) {
 	return sum / float64(n), nil
 }
 
-// Run prepares the database and measures `pgbench -S` once for o.Duration.
-func Run(ctx context.Context, o Options) (report.PgBench, error) {
-	b, err := Prepare(ctx, o)
-	if err != nil {
-		res := report.PgBench{Clients: o.Clients, Threads: o.Threads, ScaleFactor: o.Scale}
-		return res, err
-	}
-	res := b.Result()
-	tps, secs, err := b.Measure(ctx, Warmup, b.o.Duration)
-	res.DurationSeconds, res.TPS = secs, tps
-	return res, err
-}
-
 // initialized reports whether pgbench_accounts holds the rows of scale.
 func initialized(ctx context.Context, dsn string, scale int) (bool, error) {
 	conn, err := pgx.Connect(ctx, dsn)
@@ -160,19 +143,4 @@ func initialized(ctx context.Context, dsn string, scale int) (bool, error) {
 		return false, fmt.Errorf("counting pgbench_accounts: %w", err)
 	}
 	return n == int64(scale)*100_000, nil
-}
-
-var tpsLine = regexp.MustCompile(`(?m)^tps = ([0-9.]+) \((without initial connection time|excluding connections establishing)\)`)
-
-// ParseTPS reads the throughput from pgbench's summary.
-func ParseTPS(out []byte) (float64, error) {
-	m := tpsLine.FindSubmatch(out)
-	if m == nil {
-		return 0, fmt.Errorf("no tps line in pgbench's output:\n%s", out)
-	}
-	tps, err := strconv.ParseFloat(string(m[1]), 64)
-	if err != nil {
-		return 0, fmt.Errorf("parsing pgbench's tps %q: %w", m[1], err)
-	}
-	return tps, nil
 }

@@ -81,12 +81,12 @@ type PgBench struct {
 	DurationSeconds int     `json:"durationSeconds"`
 	ScaleFactor     int     `json:"scaleFactor"`
 	TPS             float64 `json:"tps"`
-	// InterleavedWith names the scenario the baseline was measured just
-	// before and after ("" when it ran once, on its own); Slices is how many
-	// measured pgbench runs make the figure.
-	InterleavedWith string `json:"interleavedWith,omitempty"`
-	Slices          int    `json:"slices,omitempty"`
-	Error           string `json:"error,omitempty"`
+	// Brackets names the scenario the baseline was measured just before and
+	// after ("" when it ran once, on its own); Runs is how many measured
+	// pgbench runs make the figure.
+	Brackets string `json:"brackets,omitempty"`
+	Runs     int    `json:"runs,omitempty"`
+	Error    string `json:"error,omitempty"`
 }
 
 // Micro is one `go test -bench` result.
@@ -234,9 +234,9 @@ func (r *Report) Markdown() string {
 		} else {
 			w("`pgbench -S -c %d -j %d -P 1` (scale %d) against the same PostgreSQL: **%s tps**, its steady rate over %d s measured after 15 s of warm-up in each run (a new pgbench's connections start at half speed)",
 				r.PgBench.Clients, r.PgBench.Threads, r.PgBench.ScaleFactor, Rate(r.PgBench.TPS), r.PgBench.DurationSeconds)
-			if r.PgBench.InterleavedWith != "" {
+			if r.PgBench.Brackets != "" {
 				w(", the mean of %d runs bracketing %s at concurrency %d (just before and just after it), so that a change in the machine's speed during the run weighs on both alike",
-					r.PgBench.Slices, r.PgBench.InterleavedWith, r.PgBench.Clients)
+					r.PgBench.Runs, r.PgBench.Brackets, r.PgBench.Clients)
 			}
 			w(".\n")
 		}

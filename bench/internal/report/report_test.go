@@ -131,3 +131,14 @@ func TestFormatting(t *testing.T) {
 		}
 	}
 }
+
+func TestMarkdownSaysHowTheBaselineWasMeasured(t *testing.T) {
+	r := sample()
+	if md := r.Markdown(); !strings.Contains(md, "**20000 tps**") || strings.Contains(md, "bracketing") {
+		t.Fatalf("a baseline run on its own:\n%s", md)
+	}
+	r.PgBench.Brackets, r.PgBench.Runs = report.UserByID, 2
+	if md := r.Markdown(); !strings.Contains(md, "the mean of 2 runs bracketing users-get at concurrency 16") {
+		t.Fatalf("a baseline around the reads:\n%s", md)
+	}
+}

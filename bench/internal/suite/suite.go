@@ -107,12 +107,12 @@ func Run(ctx context.Context, o Options) (*report.Report, error) {
 	}
 	defer env.close(ctx)
 
-	// The pgbench baseline is measured interleaved with GET /api/v0/users/:id
-	// at the same concurrency when that runs, else once here.
+	// The pgbench baseline is measured just before and after GET
+	// /api/v0/users/:id at the same concurrency when that runs, else once here.
 	var baseline *pgbench.Baseline
 	if o.PgBench {
 		say("pgbench -S baseline: preparing ...")
-		baseline, err = pgbench.Prepare(ctx, pgbench.Options{AdminURL: s.AdminDatabaseURL(), Duration: 10 * time.Second})
+		baseline, err = pgbench.Prepare(ctx, pgbench.Options{AdminURL: s.AdminDatabaseURL()})
 		if err != nil {
 			rep.PgBench = &report.PgBench{Error: err.Error()}
 			say("pgbench: %v", err)
@@ -121,7 +121,7 @@ func Run(ctx context.Context, o Options) (*report.Report, error) {
 			rep.PgBench = &res
 		}
 	}
-	if baseline != nil && !interleavesBaseline(o, baseline.Clients()) {
+	if baseline != nil && !bracketsReads(o, baseline.Clients()) {
 		say("pgbench -S baseline ...")
 		tps, secs, err := baseline.Measure(ctx, pgbench.Warmup, 10*time.Second)
 		rep.PgBench.TPS, rep.PgBench.DurationSeconds = tps, secs
@@ -350,7 +350,7 @@ func runGroup(ctx context.Context, group []scenario, c int, o Options, pids map[
 		}
 	}
 	pg.measure(ctx, o.Duration/2) // ... and after
-	pg.finish(o.Progress)
+	pg.finish()
 	for i := range group {
 		if results[i].Skipped == "" {
 			m[i].fill(&results[i])
@@ -445,9 +445,9 @@ type baselineRun struct {
 	err          error
 }
 
-// interleavesBaseline reports whether the baseline will be measured with
+// bracketsReads reports whether the baseline will be measured around
 // users-get (selected, at the baseline's number of clients).
-func interleavesBaseline(o Options, clients int) bool {
+func bracketsReads(o Options, clients int) bool {
 	if o.Filter != nil && !o.Filter.MatchString(report.UserByID) {
 		return false
 	}
@@ -466,22 +466,22 @@ func (r *baselineRun) measure(ctx context.Context, d time.Duration) {
 	fmt.Fprintf(r.progress, "    pgbench -S: %.0f tps over %d s after %s of warm-up\n", tps, secs, pgbench.Warmup)
 	r.transactions += tps * float64(secs)
 	r.seconds += secs
-	r.res.Slices++
+	r.res.Runs++
 }
 
-func (r *baselineRun) finish(progress io.Writer) {
+func (r *baselineRun) finish() {
 	if r == nil {
 		return
 	}
-	r.res.InterleavedWith = report.UserByID
+	r.res.Brackets = report.UserByID
 	r.res.DurationSeconds = r.seconds
 	if r.seconds > 0 {
 		r.res.TPS = r.transactions / float64(r.seconds)
 	}
 	if r.err != nil {
 		r.res.Error = r.err.Error()
-		fmt.Fprintf(progress, "pgbench: %v\n", r.err)
+		fmt.Fprintf(r.progress, "pgbench: %v\n", r.err)
 		return
 	}
-	fmt.Fprintf(progress, "pgbench -S: %.0f tps (just before and after %s)\n", r.res.TPS, report.UserByID)
+	fmt.Fprintf(r.progress, "pgbench -S: %.0f tps (just before and after %s)\n", r.res.TPS, report.UserByID)
 }
