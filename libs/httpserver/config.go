@@ -19,4 +19,9 @@ type Config struct {
 	// Pprof serves Go's profiles under /debug/pprof/ on the internal listener
 	// (never the public one): CPU, heap, goroutines, mutex and block.
 	Pprof bool `env:"PPROF_ENABLED" envDefault:"false"`
+	// Tracing makes a span of every request (otelgin). Off, requests only
+	// take up the caller's trace context (W3C traceparent), so that log lines
+	// and outgoing calls carry the caller's trace id. Not read from the
+	// environment: the service sets it from telemetry.TracesEnabled.
+	Tracing bool
 }

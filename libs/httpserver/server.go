@@ -21,7 +21,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"go.opentelemetry.io/contrib/instrumentation/github.com/gin-gonic/gin/otelgin"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/eventreg/eventreg/libs/apierror"
@@ -76,13 +75,7 @@ func (s *Server) newEngine(red *redMetrics, listener string) *gin.Engine {
 	e.RedirectFixedPath = false
 	e.ContextWithFallback = true
 	e.Use(
-		otelgin.Middleware(s.service, otelgin.WithGinFilter(func(c *gin.Context) bool {
-			switch c.Request.URL.Path {
-			case "/healthz", "/readyz", "/metrics":
-				return false
-			}
-			return true
-		})),
+		s.traceContext(),
 		s.recoverer(),
 		requestLog(s.log, listener),
 		red.middleware(listener),

@@ -96,6 +96,7 @@ func Start(ctx context.Context, name string, base Base, set migrations.Set) (*Ru
 	if err != nil {
 		return nil, err
 	}
+	base.Config.Tracing = telemetry.TracesEnabled(os.Getenv)
 	srv := httpserver.New(base.Config, log, name)
 	srv.AddReadinessCheck("postgresql", set.Check(pool))
 	srv.Metrics.MustRegister(pgxpoolprometheus.NewCollector(pool, map[string]string{"db_name": name}))
