@@ -28,6 +28,15 @@ func Open(ctx context.Context, dsn string) (*pgxpool.Pool, error) {
 		cfg.MaxConnIdleTime = 5 * time.Minute
 	}
 	cfg.HealthCheckPeriod = 15 * time.Second
+	// Every query of the services is a key lookup, a batch of them
+	// (id = ANY($1)) or a keyset page, whose plan does not depend on the
+	// values: plan them once per connection. PostgreSQL's default (auto)
+	// never settles on a generic plan for the batches, so it planned every
+	// lookup again, the most of PostgreSQL's CPU for a small read (decision
+	// 0077). A DSN that sets plan_cache_mode keeps its own.
+	if _, set := cfg.ConnConfig.RuntimeParams["plan_cache_mode"]; !set {
+		cfg.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_generic_plan"
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("creating PostgreSQL pool: %w", err)

@@ -66,6 +66,37 @@ func TestConstraintErrors(t *testing.T) {
 	}
 }
 
+func TestGenericPlansUnlessTheDSNSaysOtherwise(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs PostgreSQL")
+	}
+	ctx := context.Background()
+	dsn := testkit.NewDatabase(t)
+	mode := func(t *testing.T, dsn string) string {
+		t.Helper()
+		pool, err := pgdb.Open(ctx, dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer pool.Close()
+		var m string
+		if err := pool.QueryRow(ctx, `SHOW plan_cache_mode`).Scan(&m); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	if m := mode(t, dsn); m != "force_generic_plan" {
+		t.Errorf("default plan_cache_mode %q, want force_generic_plan", m)
+	}
+	sep := "?"
+	if strings.Contains(dsn, "?") {
+		sep = "&"
+	}
+	if m := mode(t, dsn+sep+"plan_cache_mode=auto"); m != "auto" {
+		t.Errorf("with plan_cache_mode=auto in the DSN: %q", m)
+	}
+}
+
 func TestRefusedSessionIsUnavailable(t *testing.T) {
 	if testing.Short() {
 		t.Skip("needs PostgreSQL")

@@ -396,3 +396,52 @@ func TestRateLimitPerClient(t *testing.T) {
 		expect(t, e.callInternal(t, "GET", "/internal/users/1001/permissions", ""), 200)
 	})
 }
+
+// Concurrent role lookups share database queries (role.Core coalesces them,
+// as user.Core does for Get); each answer is still its own user's, a user
+// without roles still has an empty list and an unknown one is still 404.
+func TestConcurrentRoleReadsShareQueriesAndKeepTheirAnswers(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	tok := e.keys.service(t, "user:read")
+	if _, err := e.pool.Exec(context.Background(), `DELETE FROM role_members WHERE user_id = 1005`); err != nil {
+		t.Fatal(err)
+	}
+	ids := []string{"1001", "1002", "1003", "1004", "1005", "4242"}
+	want := map[string]response{}
+	for _, id := range ids { // one at a time: each its own query
+		want[id] = e.call(t, "GET", "/api/v0/users/"+id+"/roles", tok, "")
+	}
+	if string(want["1001"].body) == string(want["1002"].body) || string(want["1005"].body) != `{"data":[]}` || want["4242"].status != 404 {
+		t.Fatalf("the users' roles do not tell them apart: %s / %s / %s / %d",
+			want["1001"].body, want["1002"].body, want["1005"].body, want["4242"].status)
+	}
+
+	const rounds = 40
+	before := e.pool.Stat().AcquireCount()
+	type answer struct {
+		id string
+		r  response
+	}
+	answers := make(chan answer, rounds*len(ids))
+	var wg sync.WaitGroup
+	for i := range rounds * len(ids) {
+		id := ids[i%len(ids)]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			answers <- answer{id, e.send(t, e.public, false, "GET", "/api/v0/users/"+id+"/roles", tok, "", nil)}
+		}()
+	}
+	wg.Wait()
+	close(answers)
+	for a := range answers {
+		if a.r.status != want[a.id].status || string(a.r.body) != string(want[a.id].body) {
+			t.Errorf("user %s: %d %s, want %d %s", a.id, a.r.status, a.r.body, want[a.id].status, want[a.id].body)
+		}
+	}
+	queries := e.pool.Stat().AcquireCount() - before
+	if queries >= rounds*int64(len(ids)) {
+		t.Errorf("%d queries for %d concurrent reads: none were shared", queries, rounds*len(ids))
+	}
+	t.Logf("%d concurrent role reads took %d queries", rounds*len(ids), queries)
+}

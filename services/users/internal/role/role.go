@@ -12,6 +12,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/eventreg/eventreg/libs/coalesce"
 	"github.com/eventreg/eventreg/libs/page"
 )
 
@@ -62,9 +63,9 @@ type Held struct {
 type Store interface {
 	// List returns up to ks.Limit+1 roles with id > ks.After in id order.
 	List(ctx context.Context, ks page.Keyset) ([]Role, error)
-	// Held returns the roles userID holds globally or for conventionID, in
-	// role id order, or ErrUserNotFound.
-	Held(ctx context.Context, userID int64, conventionID string) ([]Held, error)
+	// HeldBy returns the roles each of userIDs holds globally or for
+	// conventionID, in role id order; unknown users are not in the map.
+	HeldBy(ctx context.Context, userIDs []int64, conventionID string) (map[int64][]Held, error)
 	// Grant adds the membership unless the user holds the role globally or
 	// for conventionID (ErrAlreadyHeld); ErrUserNotFound, ErrRoleNotFound.
 	// It is atomic against concurrent grants and revokes of the same user.
@@ -80,11 +81,22 @@ type Store interface {
 type Core struct {
 	store        Store
 	conventionID string
+	// heldBy coalesces concurrent Held lookups into one HeldBy query, as
+	// user.Core does for Get (decision 0075).
+	heldBy *coalesce.Loader[int64, []Held]
 }
+
+// heldBatching is user.Core's: one query at a time, a second one only for
+// two or more waiting lookups, up to 100 users a query.
+var heldBatching = coalesce.Options{MaxBatch: 100, MaxInFlight: 2, MinBusyBatch: 2}
 
 // NewCore returns the role business layer.
 func NewCore(store Store, conventionID string) *Core {
-	return &Core{store: store, conventionID: conventionID}
+	c := &Core{store: store, conventionID: conventionID}
+	c.heldBy = coalesce.New(func(ctx context.Context, ids []int64) (map[int64][]Held, error) {
+		return store.HeldBy(ctx, ids, conventionID)
+	}, heldBatching)
+	return c
 }
 
 // List returns a keyset page of roles.
@@ -93,8 +105,17 @@ func (c *Core) List(ctx context.Context, ks page.Keyset) ([]Role, error) {
 }
 
 // Held returns the roles a user holds now (globally or for the current convention).
+// Concurrent lookups share queries; the slice is shared by the lookups of
+// one user in a batch, so callers must not modify it.
 func (c *Core) Held(ctx context.Context, userID int64) ([]Held, error) {
-	return c.store.Held(ctx, userID, c.conventionID)
+	held, ok, err := c.heldBy.Load(ctx, userID)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, ErrUserNotFound
+	}
+	return held, nil
 }
 
 // Grant gives a user a role; the user must not hold it already in any scope.

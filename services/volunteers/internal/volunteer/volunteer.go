@@ -6,6 +6,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/eventreg/eventreg/libs/coalesce"
 	"github.com/eventreg/eventreg/libs/eventoption"
 	"github.com/eventreg/eventreg/libs/page"
 	"github.com/eventreg/eventreg/libs/usersapi"
@@ -86,8 +87,9 @@ type Store interface {
 	Search(ctx context.Context, conventionID string, ks page.Keyset) ([]Volunteer, error)
 	// Departments returns every department in id order.
 	Departments(ctx context.Context) ([]Department, error)
-	// Status tells whether the user volunteers in the convention and leads a department.
-	Status(ctx context.Context, conventionID string, userID int64) (Status, error)
+	// StatusBy tells, for each of userIDs, whether the user volunteers in the
+	// convention and leads a department (every id is in the map).
+	StatusBy(ctx context.Context, conventionID string, userIDs []int64) (map[int64]Status, error)
 }
 
 // Service reads volunteers of one convention.
@@ -95,11 +97,23 @@ type Service struct {
 	store      Store
 	users      usersummary.Source
 	convention string
+	// statusOf coalesces concurrent Status lookups into one StatusBy query
+	// (as the users service does for its single-user reads, decision 0075):
+	// the users service asks one per GET /api/users/current.
+	statusOf *coalesce.Loader[int64, Status]
 }
+
+// statusBatching: one query at a time, a second one only for two or more
+// waiting lookups, up to 100 users a query.
+var statusBatching = coalesce.Options{MaxBatch: 100, MaxInFlight: 2, MinBusyBatch: 2}
 
 // NewService returns the service for convention.
 func NewService(store Store, users usersummary.Source, convention string) *Service {
-	return &Service{store: store, users: users, convention: convention}
+	s := &Service{store: store, users: users, convention: convention}
+	s.statusOf = coalesce.New(func(ctx context.Context, ids []int64) (map[int64]Status, error) {
+		return store.StatusBy(ctx, convention, ids)
+	}, statusBatching)
+	return s
 }
 
 // Get returns the user's volunteer record in the current convention.
@@ -161,6 +175,8 @@ func (s *Service) Departments(ctx context.Context) ([]DepartmentWithLeads, error
 
 // Status tells the users service whether the user volunteers in the current
 // convention and leads a department; an unknown user is neither.
+// Concurrent lookups share queries.
 func (s *Service) Status(ctx context.Context, userID int64) (Status, error) {
-	return s.store.Status(ctx, s.convention, userID)
+	st, _, err := s.statusOf.Load(ctx, userID)
+	return st, err
 }

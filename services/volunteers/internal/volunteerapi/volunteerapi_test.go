@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -184,6 +185,32 @@ func TestVolunteerStatusForTheUsersService(t *testing.T) {
 			}
 		})
 	}
+	t.Run("concurrent lookups share queries and keep their answers", func(t *testing.T) {
+		// 8 callers at once, each with its own connection (a burst of
+		// hundreds would leave dialled connections unused, which hold the
+		// server's shutdown for seconds).
+		const rounds, callers = 40, 8
+		before := e.Pool.Stat().AcquireCount()
+		var wg sync.WaitGroup
+		for w := range callers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := w; i < rounds*len(cases); i += callers {
+					tc := cases[i%len(cases)]
+					if got, err := client.Status(t.Context(), tc.user); err != nil || got != tc.want {
+						t.Errorf("%s: got %+v %v, want %+v", tc.name, got, err, tc.want)
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		queries := e.Pool.Stat().AcquireCount() - before
+		if queries >= rounds*int64(len(cases)) {
+			t.Errorf("%d queries for %d concurrent lookups: none were shared", queries, rounds*len(cases))
+		}
+		t.Logf("%d concurrent lookups took %d queries", rounds*len(cases), queries)
+	})
 	t.Run("an id that is not a number is 400", func(t *testing.T) {
 		resp, err := http.Get(e.Internal + "/internal/users/abc/volunteer-status")
 		if err != nil {

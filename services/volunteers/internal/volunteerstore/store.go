@@ -36,9 +36,10 @@ const (
 	searchSQL = `SELECT ` + columns + ` FROM volunteers v
 		WHERE v.convention_id = $1 AND v.user_id > $2 ORDER BY v.user_id LIMIT $3`
 	departmentsSQL = `SELECT id, name, email, publicly_visible, leads FROM departments ORDER BY id`
-	statusSQL      = `SELECT
-		EXISTS (SELECT 1 FROM volunteers WHERE convention_id = $1 AND user_id = $2),
-		EXISTS (SELECT 1 FROM departments WHERE leads @> ARRAY[$2::bigint])`
+	statusSQL      = `SELECT u.id,
+		EXISTS (SELECT 1 FROM volunteers v WHERE v.convention_id = $1 AND v.user_id = u.id),
+		EXISTS (SELECT 1 FROM departments d WHERE d.leads @> ARRAY[u.id])
+		FROM unnest($2::bigint[]) AS u(id)`
 )
 
 // Get returns the user's volunteer record in convention.
@@ -83,13 +84,27 @@ func (s *Store) Departments(ctx context.Context) ([]volunteer.Department, error)
 	return out, nil
 }
 
-// Status tells whether the user volunteers in convention and leads a department.
-func (s *Store) Status(ctx context.Context, conventionID string, userID int64) (volunteer.Status, error) {
-	var st volunteer.Status
-	if err := s.pool.QueryRow(ctx, statusSQL, conventionID, userID).Scan(&st.IsVolunteer, &st.IsDepartmentLead); err != nil {
-		return st, fmt.Errorf("reading the volunteer status of user %d: %w", userID, err)
+// StatusBy tells, for each of userIDs, whether the user volunteers in
+// convention and leads a department: one query for the batch.
+func (s *Store) StatusBy(ctx context.Context, conventionID string, userIDs []int64) (map[int64]volunteer.Status, error) {
+	rows, err := s.pool.Query(ctx, statusSQL, conventionID, userIDs)
+	if err != nil {
+		return nil, fmt.Errorf("reading the volunteer status of %d users: %w", len(userIDs), err)
 	}
-	return st, nil
+	defer rows.Close()
+	out := make(map[int64]volunteer.Status, len(userIDs))
+	for rows.Next() {
+		var id int64
+		var st volunteer.Status
+		if err := rows.Scan(&id, &st.IsVolunteer, &st.IsDepartmentLead); err != nil {
+			return nil, fmt.Errorf("reading the volunteer status of %d users: %w", len(userIDs), err)
+		}
+		out[id] = st
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("reading the volunteer status of %d users: %w", len(userIDs), err)
+	}
+	return out, nil
 }
 
 func scan(row pgx.Row) (volunteer.Volunteer, error) {

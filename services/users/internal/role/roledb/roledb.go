@@ -37,52 +37,53 @@ func (s *Store) List(ctx context.Context, ks page.Keyset) ([]role.Role, error) {
 	return roles, nil
 }
 
-// Held implements role.Store: one query that also tells an unknown user
-// (no row) from a user without roles (one row of NULLs).
-func (s *Store) Held(ctx context.Context, userID int64, conventionID string) ([]role.Held, error) {
-	rows, err := s.pool.Query(ctx, `SELECT r.id, r.name, r.permissions, m.convention_id
+// HeldBy returns the roles each of userIDs holds globally or for
+// conventionID, in role id order; a user that does not exist is not in the
+// map. One query for the whole batch (role.Core coalesces lookups).
+func (s *Store) HeldBy(ctx context.Context, userIDs []int64, conventionID string) (map[int64][]role.Held, error) {
+	rows, err := s.pool.Query(ctx, `SELECT u.id, r.id, r.name, r.permissions, m.convention_id
 		FROM users u
 		LEFT JOIN role_members m ON m.user_id = u.id AND m.convention_id IN ('', $2)
 		LEFT JOIN roles r ON r.id = m.role_id
-		WHERE u.id = $1
-		ORDER BY r.id, m.convention_id`, userID, conventionID)
+		WHERE u.id = ANY($1)
+		ORDER BY u.id, r.id, m.convention_id`, userIDs, conventionID)
 	if err != nil {
-		return nil, fmt.Errorf("reading the roles of user %d: %w", userID, err)
+		return nil, fmt.Errorf("reading the roles of %d users: %w", len(userIDs), err)
 	}
 	defer rows.Close()
-	found := false
-	held := []role.Held{}
+	out := make(map[int64][]role.Held, len(userIDs))
 	for rows.Next() {
-		found = true
+		var userID int64
 		var id *int64
 		var name, conv *string
 		var perms []string
-		if err := rows.Scan(&id, &name, &perms, &conv); err != nil {
+		if err := rows.Scan(&userID, &id, &name, &perms, &conv); err != nil {
 			return nil, fmt.Errorf("reading the roles of user %d: %w", userID, err)
 		}
-		if id == nil {
-			continue
+		held, ok := out[userID]
+		if !ok {
+			held = []role.Held{}
 		}
-		if perms == nil {
-			perms = []string{}
+		switch {
+		case id == nil: // the user holds no role
+		case len(held) > 0 && held[len(held)-1].Role.ID == *id:
+			// A role held both ways (possible only through an import) is listed once.
+		default:
+			if perms == nil {
+				perms = []string{}
+			}
+			scope := role.Global
+			if *conv != "" {
+				scope = role.Convention
+			}
+			held = append(held, role.Held{Role: role.Role{ID: *id, Name: *name, Permissions: perms}, Scope: scope})
 		}
-		scope := role.Global
-		if *conv != "" {
-			scope = role.Convention
-		}
-		// A role held both ways (possible only through an import) is listed once.
-		if n := len(held); n > 0 && held[n-1].Role.ID == *id {
-			continue
-		}
-		held = append(held, role.Held{Role: role.Role{ID: *id, Name: *name, Permissions: perms}, Scope: scope})
+		out[userID] = held
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("reading the roles of user %d: %w", userID, err)
+		return nil, fmt.Errorf("reading the roles of %d users: %w", len(userIDs), err)
 	}
-	if !found {
-		return nil, role.ErrUserNotFound
-	}
-	return held, nil
+	return out, nil
 }
 
 // lockMembership starts the checks of a grant or revoke inside tx: it locks
