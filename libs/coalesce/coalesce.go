@@ -38,6 +38,14 @@ type Options struct {
 	Timeout time.Duration
 }
 
+// KeyLookups suits reads of database rows by key (the services' single-user
+// reads): one query at a time, a second beside it only once six lookups
+// wait, up to 100 keys a query. Fewer, larger queries cost the database and
+// the service less per lookup than a query for every pair of waiting ones
+// (2,2), and a second query still keeps a burst from queueing behind one
+// slow query (decision 0075).
+var KeyLookups = Options{MaxBatch: 100, MaxInFlight: 2, MinBusyBatch: 6}
+
 // Loader coalesces lookups. Its zero value is not usable: see New.
 type Loader[K comparable, V any] struct {
 	fetch Fetch[K, V]

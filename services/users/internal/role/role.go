@@ -86,16 +86,12 @@ type Core struct {
 	heldBy *coalesce.Loader[int64, []Held]
 }
 
-// heldBatching is user.Core's: one query at a time, a second one only for
-// two or more waiting lookups, up to 100 users a query.
-var heldBatching = coalesce.Options{MaxBatch: 100, MaxInFlight: 2, MinBusyBatch: 2}
-
 // NewCore returns the role business layer.
 func NewCore(store Store, conventionID string) *Core {
 	c := &Core{store: store, conventionID: conventionID}
 	c.heldBy = coalesce.New(func(ctx context.Context, ids []int64) (map[int64][]Held, error) {
 		return store.HeldBy(ctx, ids, conventionID)
-	}, heldBatching)
+	}, coalesce.KeyLookups)
 	return c
 }
 

@@ -94,11 +94,6 @@ type Core struct {
 	byID *coalesce.Loader[int64, User]
 }
 
-// getBatching: one lookup query at a time, a second one only for two or more
-// waiting Gets; Gets arriving meanwhile go in the next query together (up to
-// MaxSummaryIDs).
-var getBatching = coalesce.Options{MaxBatch: MaxSummaryIDs, MaxInFlight: 2, MinBusyBatch: 2}
-
 // NewCore returns the user business layer for the current convention.
 func NewCore(store Store, conventionID string, params password.Params) (*Core, error) {
 	v, err := password.NewVerifier(params)
@@ -106,7 +101,7 @@ func NewCore(store Store, conventionID string, params password.Params) (*Core, e
 		return nil, fmt.Errorf("preparing the password verifier: %w", err)
 	}
 	c := &Core{store: store, conventionID: conventionID, params: params, verifier: v}
-	c.byID = coalesce.New(c.fetchByID, getBatching)
+	c.byID = coalesce.New(c.fetchByID, coalesce.KeyLookups)
 	return c, nil
 }
 

@@ -103,16 +103,12 @@ type Service struct {
 	statusOf *coalesce.Loader[int64, Status]
 }
 
-// statusBatching: one query at a time, a second one only for two or more
-// waiting lookups, up to 100 users a query.
-var statusBatching = coalesce.Options{MaxBatch: 100, MaxInFlight: 2, MinBusyBatch: 2}
-
 // NewService returns the service for convention.
 func NewService(store Store, users usersummary.Source, convention string) *Service {
 	s := &Service{store: store, users: users, convention: convention}
 	s.statusOf = coalesce.New(func(ctx context.Context, ids []int64) (map[int64]Status, error) {
 		return store.StatusBy(ctx, convention, ids)
-	}, statusBatching)
+	}, coalesce.KeyLookups)
 	return s
 }
 
