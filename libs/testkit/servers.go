@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -15,6 +16,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -45,14 +47,62 @@ func (p *Process) Stop() error {
 	return p.stop()
 }
 
-// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
+// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago, for a
+// server started next. It picks outside the kernel's ephemeral range
+// (net.ipv4.ip_local_port_range), where the local end of every outgoing
+// connection comes from: a port the kernel hands out (":0") can be taken by
+// any process's next connection before the server binds it, which failed a
+// whole stack's start with "address already in use". A port is handed out
+// once per process.
 func FreePort() (int, error) {
+	lo, hi := belowEphemeral()
+	portsMu.Lock()
+	defer portsMu.Unlock()
+	for range 200 {
+		if hi <= lo {
+			break
+		}
+		p := lo + rand.IntN(hi-lo)
+		if handedOut[p] {
+			continue
+		}
+		ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
+		if err != nil {
+			continue
+		}
+		ln.Close()
+		handedOut[p] = true
+		return p, nil
+	}
+	// No room below the ephemeral range: let the kernel choose.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, err
 	}
 	defer ln.Close()
 	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+var (
+	portsMu   sync.Mutex
+	handedOut = map[int]bool{}
+)
+
+// belowEphemeral is the range FreePort picks from: [20000, the first
+// ephemeral port), or an empty one when that leaves fewer than 1,000 ports.
+func belowEphemeral() (lo, hi int) {
+	lo, hi = 20000, 32768 // Linux's default first ephemeral port
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			if first, err := strconv.Atoi(f[0]); err == nil {
+				hi = first
+			}
+		}
+	}
+	if hi-lo < 1000 {
+		return 0, 0
+	}
+	return lo, hi
 }
 
 // PostgresBinDir finds initdb/postgres: $PG_BIN, then Debian's

@@ -2,6 +2,10 @@ package testkit_test
 
 import (
 	"context"
+	"net"
+	"os"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -84,5 +88,35 @@ func TestExplainListsThePlanNodes(t *testing.T) {
 	}
 	if !onT {
 		t.Fatalf("no node reads t: %+v", nodes)
+	}
+}
+
+// FreePort's ports are bindable, distinct within the process, and outside
+// the kernel's ephemeral range, where outgoing connections could take them.
+func TestFreePortIsOutsideTheEphemeralRange(t *testing.T) {
+	first := 32768
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			first, _ = strconv.Atoi(f[0])
+		}
+	}
+	seen := map[int]bool{}
+	for range 50 {
+		p, err := testkit.FreePort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if seen[p] {
+			t.Fatalf("port %d handed out twice", p)
+		}
+		seen[p] = true
+		if first-20000 >= 1000 && (p < 20000 || p >= first) {
+			t.Fatalf("port %d is not in [20000, %d)", p, first)
+		}
+		ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
+		if err != nil {
+			t.Fatalf("port %d cannot be bound: %v", p, err)
+		}
+		ln.Close()
 	}
 }
