@@ -58,10 +58,7 @@ func FreePort() (int, error) {
 	lo, hi := belowEphemeral()
 	portsMu.Lock()
 	defer portsMu.Unlock()
-	for range 200 {
-		if hi <= lo {
-			break
-		}
+	for i := 0; hi > lo && i < 200; i++ {
 		p := lo + rand.IntN(hi-lo)
 		if handedOut[p] {
 			continue

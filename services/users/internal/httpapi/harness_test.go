@@ -287,3 +287,32 @@ func expectError(t *testing.T, r response, status int, category, message string)
 		t.Fatalf("error %s %q, want %s %q", cat, msg, category, message)
 	}
 }
+
+// getConcurrently sends rounds GETs of each of paths, all at once, with
+// token; it returns the answers by path and how many database connections
+// they took (one per query).
+func (e *env) getConcurrently(t *testing.T, token string, paths []string, rounds int) (map[string][]response, int64) {
+	t.Helper()
+	type answer struct {
+		path string
+		r    response
+	}
+	before := e.pool.Stat().AcquireCount()
+	answers := make(chan answer, rounds*len(paths))
+	var wg sync.WaitGroup
+	for i := range rounds * len(paths) {
+		path := paths[i%len(paths)]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			answers <- answer{path, e.send(t, e.public, false, "GET", path, token, "", nil)}
+		}()
+	}
+	wg.Wait()
+	close(answers)
+	out := map[string][]response{}
+	for a := range answers {
+		out[a.path] = append(out[a.path], a.r)
+	}
+	return out, e.pool.Stat().AcquireCount() - before
+}

@@ -417,29 +417,18 @@ func TestConcurrentRoleReadsShareQueriesAndKeepTheirAnswers(t *testing.T) {
 	}
 
 	const rounds = 40
-	before := e.pool.Stat().AcquireCount()
-	type answer struct {
-		id string
-		r  response
+	paths := make([]string, len(ids))
+	for i, id := range ids {
+		paths[i] = "/api/v0/users/" + id + "/roles"
 	}
-	answers := make(chan answer, rounds*len(ids))
-	var wg sync.WaitGroup
-	for i := range rounds * len(ids) {
-		id := ids[i%len(ids)]
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			answers <- answer{id, e.send(t, e.public, false, "GET", "/api/v0/users/"+id+"/roles", tok, "", nil)}
-		}()
-	}
-	wg.Wait()
-	close(answers)
-	for a := range answers {
-		if a.r.status != want[a.id].status || string(a.r.body) != string(want[a.id].body) {
-			t.Errorf("user %s: %d %s, want %d %s", a.id, a.r.status, a.r.body, want[a.id].status, want[a.id].body)
+	got, queries := e.getConcurrently(t, tok, paths, rounds)
+	for i, id := range ids {
+		for _, r := range got[paths[i]] {
+			if r.status != want[id].status || string(r.body) != string(want[id].body) {
+				t.Errorf("user %s: %d %s, want %d %s", id, r.status, r.body, want[id].status, want[id].body)
+			}
 		}
 	}
-	queries := e.pool.Stat().AcquireCount() - before
 	if queries >= rounds*int64(len(ids)) {
 		t.Errorf("%d queries for %d concurrent reads: none were shared", queries, rounds*len(ids))
 	}

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -413,38 +412,25 @@ func TestConcurrentGetsShareQueriesAndKeepTheirAnswers(t *testing.T) {
 	tok := e.keys.service(t, "user:read")
 	ids := []string{"1001", "1002", "1003", "1004", "1005", "999999"}
 	const rounds = 40
-	before := e.pool.Stat().AcquireCount()
-	type answer struct {
-		id     string
-		status int
-		got    string
+	paths := make([]string, len(ids))
+	for i, id := range ids {
+		paths[i] = "/api/v0/users/" + id
 	}
-	answers := make(chan answer, rounds*len(ids))
-	var wg sync.WaitGroup
-	for i := range rounds * len(ids) {
-		id := ids[i%len(ids)]
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r := e.send(t, e.public, false, "GET", "/api/v0/users/"+id, tok, "", nil)
+	got, queries := e.getConcurrently(t, tok, paths, rounds)
+	for i, id := range ids {
+		for _, r := range got[paths[i]] {
 			var body struct {
 				ID string `json:"id"`
 			}
 			_ = json.Unmarshal(r.body, &body)
-			answers <- answer{id: id, status: r.status, got: body.ID}
-		}()
-	}
-	wg.Wait()
-	close(answers)
-	for a := range answers {
-		switch {
-		case a.id == "999999" && a.status != 404:
-			t.Errorf("unknown user: %d", a.status)
-		case a.id != "999999" && (a.status != 200 || a.got != a.id):
-			t.Errorf("user %s: status %d, body id %q", a.id, a.status, a.got)
+			switch {
+			case id == "999999" && r.status != 404:
+				t.Errorf("unknown user: %d", r.status)
+			case id != "999999" && (r.status != 200 || body.ID != id):
+				t.Errorf("user %s: status %d, body id %q", id, r.status, body.ID)
+			}
 		}
 	}
-	queries := e.pool.Stat().AcquireCount() - before
 	if queries >= rounds*int64(len(ids)) {
 		t.Errorf("%d queries for %d concurrent reads: none were shared", queries, rounds*len(ids))
 	}

@@ -58,7 +58,7 @@ func (s *Store) HeldBy(ctx context.Context, userIDs []int64, conventionID string
 		var name, conv *string
 		var perms []string
 		if err := rows.Scan(&userID, &id, &name, &perms, &conv); err != nil {
-			return nil, fmt.Errorf("reading the roles of user %d: %w", userID, err)
+			return nil, fmt.Errorf("reading the roles of %d users: %w", len(userIDs), err)
 		}
 		held, ok := out[userID]
 		if !ok {
