@@ -21,8 +21,7 @@ type Options struct {
 	AdminURL string // PostgreSQL server (a database on it is created)
 	Database string // default bench_pgbench
 	Scale    int    // pgbench -i -s (default 10)
-	Clients  int    // -c (default 16)
-	Threads  int    // -j (default 2)
+	Threads  int    // -j (default 2; never more than the clients)
 }
 
 // Warmup is the unmeasured start of every measured pgbench run: long enough
@@ -45,9 +44,6 @@ func Prepare(ctx context.Context, o Options) (*Baseline, error) {
 	}
 	if o.Scale == 0 {
 		o.Scale = 10
-	}
-	if o.Clients == 0 {
-		o.Clients = 16
 	}
 	if o.Threads == 0 {
 		o.Threads = 2
@@ -72,24 +68,25 @@ func Prepare(ctx context.Context, o Options) (*Baseline, error) {
 	return &Baseline{bin: bin, dsn: dsn, o: o}, nil
 }
 
-// Clients is the number of pgbench clients (-c).
-func (b *Baseline) Clients() int { return b.o.Clients }
+// threads is -j for a number of clients: pgbench refuses more threads than clients.
+func (b *Baseline) threads(clients int) int { return max(1, min(b.o.Threads, clients)) }
 
-// Result describes the baseline measured so far (no slice yet: TPS 0).
-func (b *Baseline) Result() report.PgBench {
-	return report.PgBench{Clients: b.o.Clients, Threads: b.o.Threads, ScaleFactor: b.o.Scale}
+// Result describes the baseline at a number of clients before any
+// measurement (TPS 0).
+func (b *Baseline) Result(clients int) report.PgBench {
+	return report.PgBench{Clients: clients, Threads: b.threads(clients), ScaleFactor: b.o.Scale}
 }
 
-// Measure runs one `pgbench -S` for warmup + d (whole seconds) and returns
+// Measure runs one `pgbench -S -c clients` for warmup + d (whole seconds) and returns
 // its throughput over the last d seconds, from its per-second progress
 // lines: the figure of warmed-up connections. A new pgbench's backends start
 // cold (on the 2-core VM its first seconds run at half the rate of its
 // later ones, even with PostgreSQL's buffers warm), and the services' pools
 // keep their connections open, so only pgbench's steady state compares.
-func (b *Baseline) Measure(ctx context.Context, warmup, d time.Duration) (tps float64, secs int, err error) {
+func (b *Baseline) Measure(ctx context.Context, clients int, warmup, d time.Duration) (tps float64, secs int, err error) {
 	skip := int((warmup + time.Second/2) / time.Second)
 	secs = max(1, int((d+time.Second/2)/time.Second))
-	cmd := exec.CommandContext(ctx, b.bin, "-S", "-n", "-P", "1", "-c", strconv.Itoa(b.o.Clients), "-j", strconv.Itoa(b.o.Threads),
+	cmd := exec.CommandContext(ctx, b.bin, "-S", "-n", "-P", "1", "-c", strconv.Itoa(clients), "-j", strconv.Itoa(b.threads(clients)),
 		"-T", strconv.Itoa(skip+secs), b.dsn)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out

@@ -18,7 +18,7 @@ type Report struct {
 	Machine     Machine          `json:"machine"`
 	Settings    Settings         `json:"settings"`
 	Scenarios   []Scenario       `json:"scenarios"`
-	PgBench     *PgBench         `json:"pgbench,omitempty"`
+	PgBench     []PgBench        `json:"pgbenchBaselines,omitempty"` // one per concurrency level
 	Micro       []Micro          `json:"microBenchmarks,omitempty"`
 	PeakRSS     map[string]int64 `json:"peakRssBytes"` // VmHWM of each process at the end of the run
 	Checks      []Check          `json:"checks"`
@@ -74,7 +74,8 @@ type Scenario struct {
 	Skipped  string             `json:"skipped,omitempty"`
 }
 
-// PgBench is the `pgbench -S` baseline of the same run.
+// PgBench is the `pgbench -S` baseline of the same run at one number of
+// clients.
 type PgBench struct {
 	Clients         int     `json:"clients"`
 	Threads         int     `json:"threads"`
@@ -87,6 +88,21 @@ type PgBench struct {
 	Brackets string `json:"brackets,omitempty"`
 	Runs     int    `json:"runs,omitempty"`
 	Error    string `json:"error,omitempty"`
+}
+
+// Baseline returns the pgbench baseline measured with clients clients.
+func (r *Report) Baseline(clients int) (PgBench, bool) {
+	for _, b := range r.PgBench {
+		if b.Clients == clients {
+			return b, true
+		}
+	}
+	return PgBench{}, false
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
 }
 
 // Micro is one `go test -bench` result.
@@ -227,18 +243,21 @@ func (r *Report) Markdown() string {
 	}
 
 	r.cpuTable(w)
-	if r.PgBench != nil {
+	if len(r.PgBench) > 0 {
 		w("\n## Baseline\n\n")
-		if r.PgBench.Error != "" {
-			w("`pgbench -S` failed: %s\n", r.PgBench.Error)
-		} else {
-			w("`pgbench -S -c %d -j %d -P 1` (scale %d) against the same PostgreSQL: **%s tps**, its steady rate over %d s measured after 15 s of warm-up in each run (a new pgbench's connections start at half speed)",
-				r.PgBench.Clients, r.PgBench.Threads, r.PgBench.ScaleFactor, Rate(r.PgBench.TPS), r.PgBench.DurationSeconds)
-			if r.PgBench.Brackets != "" {
-				w(", the mean of %d runs bracketing %s at concurrency %d (just before and just after it), so that a change in the machine's speed during the run weighs on both alike",
-					r.PgBench.Runs, r.PgBench.Brackets, r.PgBench.Clients)
+		w("`pgbench -S -P 1` (scale %d) against the same PostgreSQL, its steady rate measured after 15 s of warm-up in each run (a new pgbench's connections start at half speed)",
+			r.PgBench[0].ScaleFactor)
+		if r.PgBench[0].Brackets != "" {
+			w("; at each concurrency the mean of the runs bracketing %s (just before and just after it), so that a change in the machine's speed during the run weighs on both alike",
+				r.PgBench[0].Brackets)
+		}
+		w(".\n\n| clients (-c) | threads (-j) | tps | measured | runs |\n|---:|---:|---:|---:|---:|\n")
+		for _, b := range r.PgBench {
+			if b.Error != "" {
+				w("| %d | %d | failed: %s | | |\n", b.Clients, b.Threads, firstLine(b.Error))
+				continue
 			}
-			w(".\n")
+			w("| %d | %d | **%s** | %d s | %d |\n", b.Clients, b.Threads, Rate(b.TPS), b.DurationSeconds, max(b.Runs, 1))
 		}
 	}
 	if len(r.Micro) > 0 {

@@ -13,7 +13,7 @@ func sample() *report.Report {
 	r := &report.Report{StartedAt: time.Date(2026, 11, 22, 6, 0, 0, 0, time.UTC), Scale: "small",
 		Machine:  report.Machine{CPUModel: "Test CPU", Cores: 2, MemoryBytes: 8 << 30, Kernel: "6.1", GoVersion: "go1.26"},
 		Settings: report.Settings{DurationSeconds: 10, Concurrency: []int{16, 64}, Gateway: "nginx"},
-		PgBench:  &report.PgBench{Clients: 16, Threads: 2, DurationSeconds: 10, ScaleFactor: 10, TPS: 20000},
+		PgBench:  []report.PgBench{{Clients: 16, Threads: 2, DurationSeconds: 10, ScaleFactor: 10, TPS: 20000}},
 		Micro:    []report.Micro{{Package: "libs/tokenauth", Name: "ValidateCached", NsPerOp: 80}},
 		PeakRSS:  map[string]int64{"auth": 40 << 20, "users": 120 << 20, "volunteers": 30 << 20, "registrations": 35 << 20},
 	}
@@ -91,7 +91,7 @@ func TestMarkdownShowsTargetsScenariosAndMachine(t *testing.T) {
 		"| client-credentials tokens/s at concurrency 64 | >= 5000/s | 5200/s | **PASS** |",
 		"| token-client-credentials | `X` | 64 | 5200 | 5.00 | 20.00 | 40.00 | 52000 | 0 |",
 		"**3** (200×3997, 503×3)",
-		"**20000 tps**",
+		"| 16 | 2 | **20000** | 10 s | 1 |",
 		"| libs/tokenauth | ValidateCached | 80 |",
 		"| users | 120.0 MiB |",
 		"| scenario | conc. | auth | load generator | nginx | total | machine busy |",
@@ -114,7 +114,7 @@ func TestJSONRoundTrips(t *testing.T) {
 	if err := json.Unmarshal(b, &back); err != nil {
 		t.Fatal(err)
 	}
-	if len(back.Scenarios) != len(r.Scenarios) || len(back.Checks) != len(r.Checks) || back.PgBench.TPS != 20000 {
+	if len(back.Scenarios) != len(r.Scenarios) || len(back.Checks) != len(r.Checks) || len(back.PgBench) != 1 || back.PgBench[0].TPS != 20000 {
 		t.Fatalf("lost data in JSON: %s", b)
 	}
 	if !strings.Contains(string(b), `"requestsPerSecond": 5200`) {
@@ -134,11 +134,56 @@ func TestFormatting(t *testing.T) {
 
 func TestMarkdownSaysHowTheBaselineWasMeasured(t *testing.T) {
 	r := sample()
-	if md := r.Markdown(); !strings.Contains(md, "**20000 tps**") || strings.Contains(md, "bracketing") {
+	if md := r.Markdown(); !strings.Contains(md, "| 16 | 2 | **20000** | 10 s | 1 |") || strings.Contains(md, "bracketing") {
 		t.Fatalf("a baseline run on its own:\n%s", md)
 	}
-	r.PgBench.Brackets, r.PgBench.Runs = report.UserByID, 2
-	if md := r.Markdown(); !strings.Contains(md, "the mean of 2 runs bracketing users-get at concurrency 16") {
-		t.Fatalf("a baseline around the reads:\n%s", md)
+	r.PgBench[0].Brackets, r.PgBench[0].Runs = report.UserByID, 2
+	r.PgBench = append(r.PgBench, report.PgBench{Clients: 64, Error: "pgbench -S: exit status 1\nconnection refused"})
+	md := r.Markdown()
+	for _, want := range []string{"the mean of the runs bracketing users-get", "| 16 | 2 | **20000** | 10 s | 2 |", "| 64 | 0 | failed: pgbench -S: exit status 1 |"} {
+		if !strings.Contains(md, want) {
+			t.Fatalf("a baseline around the reads: no %q in\n%s", want, md)
+		}
+	}
+}
+
+func TestReadsAreComparedAtEachConcurrencyAndBestAgainstBest(t *testing.T) {
+	r := sample()
+	r.Scenarios = append(r.Scenarios, report.Scenario{Name: report.UserByID, Concurrency: 64, Requests: 110000, RPS: 11000})
+	r.PgBench = append(r.PgBench, report.PgBench{Clients: 64, Threads: 2, TPS: 14000})
+	r.Evaluate(report.DefaultTargets())
+	cases := []struct {
+		check  string
+		status report.Status
+		value  string
+		detail string
+	}{
+		{"GET /api/v0/users/:id req/s vs pgbench -S tps (concurrency 16)", report.Miss, "45%", "9000/s vs 20000 tps"},
+		{"GET /api/v0/users/:id req/s vs pgbench -S tps (concurrency 64)", report.Pass, "79%", "11000/s vs 14000 tps"},
+		// The strictest reading: our best level against pgbench's best.
+		{"GET /api/v0/users/:id best req/s vs pgbench -S best tps", report.Pass, "55%", "11000/s at concurrency 64 vs 20000 tps with 16 clients"},
+	}
+	for _, c := range cases {
+		got := find(t, r, c.check)
+		if got.Status != c.status || got.Value != c.value || got.Detail != c.detail {
+			t.Errorf("%s: got %s %q %q, want %s %q %q", c.check, got.Status, got.Value, got.Detail, c.status, c.value, c.detail)
+		}
+	}
+
+	r.Scenarios[len(r.Scenarios)-1].RPS = 9500 // best now 9500 of 20000: under half
+	r.Evaluate(report.DefaultTargets())
+	if got := find(t, r, "GET /api/v0/users/:id best"); got.Status != report.Miss || got.Value != "48%" {
+		t.Errorf("best vs best: got %s %q, want a miss at 48%%", got.Status, got.Value)
+	}
+
+	r.PgBench = r.PgBench[:1] // no baseline at 64: that level is not compared, nor best with best
+	r.Evaluate(report.DefaultTargets())
+	if got := find(t, r, "GET /api/v0/users/:id req/s vs pgbench -S tps (concurrency 64)"); got.Status != report.NotRun {
+		t.Errorf("no baseline at 64: got %s %q", got.Status, got.Value)
+	}
+	for _, c := range r.Checks {
+		if strings.HasPrefix(c.Name, "GET /api/v0/users/:id best") {
+			t.Errorf("best vs best with one level compared: %+v", c)
+		}
 	}
 }

@@ -13,7 +13,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 	"time"
 
@@ -107,29 +106,33 @@ func Run(ctx context.Context, o Options) (*report.Report, error) {
 	}
 	defer env.close(ctx)
 
-	// The pgbench baseline is measured just before and after GET
-	// /api/v0/users/:id at the same concurrency when that runs, else once here.
+	// The pgbench baseline, with as many clients as each concurrency level,
+	// is measured just before and after GET /api/v0/users/:id at that level
+	// when that runs, else once per level here.
 	var baseline *pgbench.Baseline
 	if o.PgBench {
 		say("pgbench -S baseline: preparing ...")
 		baseline, err = pgbench.Prepare(ctx, pgbench.Options{AdminURL: s.AdminDatabaseURL()})
 		if err != nil {
-			rep.PgBench = &report.PgBench{Error: err.Error()}
 			say("pgbench: %v", err)
-		} else {
-			res := baseline.Result()
-			rep.PgBench = &res
+			for _, c := range o.Concurrency {
+				rep.PgBench = append(rep.PgBench, report.PgBench{Clients: c, Error: err.Error()})
+			}
 		}
 	}
-	if baseline != nil && !bracketsReads(o, baseline.Clients()) {
-		say("pgbench -S baseline ...")
-		tps, secs, err := baseline.Measure(ctx, pgbench.Warmup, 10*time.Second)
-		rep.PgBench.TPS, rep.PgBench.DurationSeconds = tps, secs
-		if err != nil {
-			rep.PgBench.Error = err.Error()
-			say("pgbench: %v", err)
-		} else {
-			say("pgbench -S: %.0f tps", tps)
+	if baseline != nil && !bracketsReads(o) {
+		for _, c := range o.Concurrency {
+			say("pgbench -S -c %d baseline ...", c)
+			res := baseline.Result(c)
+			tps, secs, err := baseline.Measure(ctx, c, pgbench.Warmup, 10*time.Second)
+			res.TPS, res.DurationSeconds, res.Runs = tps, secs, 1
+			if err != nil {
+				res.Error = err.Error()
+				say("pgbench: %v", err)
+			} else {
+				say("pgbench -S -c %d: %.0f tps", c, tps)
+			}
+			rep.PgBench = append(rep.PgBench, res)
 		}
 		baseline = nil
 	}
@@ -159,10 +162,14 @@ func Run(ctx context.Context, o Options) (*report.Report, error) {
 				return rep, err
 			}
 			var pg *baselineRun
-			if baseline != nil && group[0].name == report.UserByID && c == baseline.Clients() {
-				pg = &baselineRun{b: baseline, res: rep.PgBench, progress: o.Progress}
+			if baseline != nil && group[0].name == report.UserByID {
+				pg = &baselineRun{b: baseline, res: baseline.Result(c), progress: o.Progress}
 			}
-			for _, res := range runGroup(ctx, group, c, o, pids, prof, pg) {
+			results := runGroup(ctx, group, c, o, pids, prof, pg)
+			if pg != nil {
+				rep.PgBench = append(rep.PgBench, pg.res)
+			}
+			for _, res := range results {
 				rep.Scenarios = append(rep.Scenarios, res)
 				if res.Skipped != "" {
 					say("%-28s c=%-3d skipped: %s", res.Name, c, res.Skipped)
@@ -438,7 +445,7 @@ func firstLine(s string) string {
 // machine's speed during the run weighs on both alike.
 type baselineRun struct {
 	b            *pgbench.Baseline
-	res          *report.PgBench
+	res          report.PgBench // its Clients is the concurrency
 	progress     io.Writer
 	transactions float64 // tps × seconds, summed
 	seconds      int
@@ -446,24 +453,21 @@ type baselineRun struct {
 }
 
 // bracketsReads reports whether the baseline will be measured around
-// users-get (selected, at the baseline's number of clients).
-func bracketsReads(o Options, clients int) bool {
-	if o.Filter != nil && !o.Filter.MatchString(report.UserByID) {
-		return false
-	}
-	return slices.Contains(o.Concurrency, clients)
+// users-get (selected).
+func bracketsReads(o Options) bool {
+	return o.Filter == nil || o.Filter.MatchString(report.UserByID)
 }
 
 func (r *baselineRun) measure(ctx context.Context, d time.Duration) {
 	if r == nil || r.err != nil {
 		return
 	}
-	tps, secs, err := r.b.Measure(ctx, pgbench.Warmup, d)
+	tps, secs, err := r.b.Measure(ctx, r.res.Clients, pgbench.Warmup, d)
 	if err != nil {
 		r.err = err
 		return
 	}
-	fmt.Fprintf(r.progress, "    pgbench -S: %.0f tps over %d s after %s of warm-up\n", tps, secs, pgbench.Warmup)
+	fmt.Fprintf(r.progress, "    pgbench -S -c %d: %.0f tps over %d s after %s of warm-up\n", r.res.Clients, tps, secs, pgbench.Warmup)
 	r.transactions += tps * float64(secs)
 	r.seconds += secs
 	r.res.Runs++
@@ -483,5 +487,5 @@ func (r *baselineRun) finish() {
 		fmt.Fprintf(r.progress, "pgbench: %v\n", r.err)
 		return
 	}
-	fmt.Fprintf(r.progress, "pgbench -S: %.0f tps (just before and after %s)\n", r.res.TPS, report.UserByID)
+	fmt.Fprintf(r.progress, "pgbench -S -c %d: %.0f tps (just before and after %s)\n", r.res.Clients, r.res.TPS, report.UserByID)
 }

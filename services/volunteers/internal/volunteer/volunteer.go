@@ -101,6 +101,11 @@ type Service struct {
 	// (as the users service does for its single-user reads, decision 0075):
 	// the users service asks one per GET /api/users/current.
 	statusOf *coalesce.Loader[int64, Status]
+	// departments coalesces concurrent department lists: every request
+	// queued while a list is being read shares the next read (one query and
+	// one users-service call), which starts after it arrived, so an answer
+	// never predates a change that finished before the request.
+	departments *coalesce.Loader[struct{}, []DepartmentWithLeads]
 }
 
 // NewService returns the service for convention.
@@ -108,6 +113,13 @@ func NewService(store Store, users usersummary.Source, convention string) *Servi
 	s := &Service{store: store, users: users, convention: convention}
 	s.statusOf = coalesce.New(func(ctx context.Context, ids []int64) (map[int64]Status, error) {
 		return store.StatusBy(ctx, convention, ids)
+	}, coalesce.KeyLookups)
+	s.departments = coalesce.New(func(ctx context.Context, _ []struct{}) (map[struct{}][]DepartmentWithLeads, error) {
+		deps, err := s.readDepartments(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return map[struct{}][]DepartmentWithLeads{{}: deps}, nil
 	}, coalesce.KeyLookups)
 	return s
 }
@@ -143,8 +155,15 @@ func withUser(v Volunteer, u usersapi.UserSummary) WithUser {
 }
 
 // Departments returns every department with its leads' summaries, fetched in
-// one batch (leads the users service does not know are left out).
+// one batch (leads the users service does not know are left out). Concurrent
+// calls share reads, so the list returned is shared: callers must not modify
+// it.
 func (s *Service) Departments(ctx context.Context) ([]DepartmentWithLeads, error) {
+	deps, _, err := s.departments.Load(ctx, struct{}{})
+	return deps, err
+}
+
+func (s *Service) readDepartments(ctx context.Context) ([]DepartmentWithLeads, error) {
 	deps, err := s.store.Departments(ctx)
 	if err != nil {
 		return nil, err

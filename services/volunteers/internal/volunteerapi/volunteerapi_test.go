@@ -159,6 +159,47 @@ func TestDepartments(t *testing.T) {
 	if calls := e.Users.Calls(); len(calls) != 1 || len(calls[0]) != 2 {
 		t.Fatalf("users calls %v, want one call for the 2 distinct leads", calls)
 	}
+
+	t.Run("concurrent lists share reads and each sees the whole list", func(t *testing.T) {
+		token := e.Tokens.Service(t, "volunteer:read")
+		e.Users.Reset()
+		const rounds, callers = 30, 8
+		before := e.Pool.Stat().AcquireCount()
+		var wg sync.WaitGroup
+		for range callers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for range rounds {
+					r := e.Get(t, "/api/v0/volunteers/departments", token)
+					var got []struct {
+						ID    string        `json:"id"`
+						Leads []summaryBody `json:"leads"`
+					}
+					r.JSON(t, &got)
+					if r.Status != 200 || len(got) != 3 || got[1].ID != "11" || len(got[1].Leads) != 2 {
+						t.Errorf("%d %s", r.Status, r.Body)
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		queries, calls := e.Pool.Stat().AcquireCount()-before, len(e.Users.Calls())
+		if queries >= rounds*callers || calls >= rounds*callers {
+			t.Errorf("%d queries and %d users calls for %d concurrent lists: none were shared", queries, calls, rounds*callers)
+		}
+		t.Logf("%d concurrent lists took %d queries and %d users calls", rounds*callers, queries, calls)
+	})
+
+	t.Run("a list asked for after a change sees it", func(t *testing.T) {
+		changed := append([]fixture.Department(nil), demoDepartments...)
+		changed[0].Name = "Registration desk"
+		e.load(t, convention, changed)
+		r := e.Get(t, "/api/v0/volunteers/departments", e.Tokens.Service(t, "volunteer:read"))
+		if !strings.Contains(string(r.Body), `"name":"Registration desk"`) {
+			t.Fatalf("after the change: %s", r.Body)
+		}
+	})
 }
 
 func TestVolunteerStatusForTheUsersService(t *testing.T) {
