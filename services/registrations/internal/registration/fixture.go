@@ -1,6 +1,8 @@
 package registration
 
 import (
+	"encoding/json"
+	"fmt"
 	"strings"
 
 	"github.com/eventreg/eventreg/libs/eventoption"
@@ -55,11 +57,30 @@ func FromFixture(convention string, recs []fixture.Registration) ([]Registration
 		out = append(out, Registration{
 			ConventionID: convention, UserID: rec.UserID, BadgeName: rec.BadgeName, Status: rec.Status,
 			OrderID: rec.OrderID, ProductID: rec.ProductID, ProductName: rec.ProductName,
-			ProductDisplayName: rec.ProductDisplayName, Options: opts, Flags: flags,
+			ProductDisplayName: rec.ProductDisplayName, Options: StoredOptions(opts), Flags: StoredFlags(flags),
 		})
 	}
 	if err := problems.Err(); err != nil {
 		return nil, err
 	}
 	return out, nil
+}
+
+// StoredOptions is options as Registration holds them: a JSON array, []
+// when there are none.
+func StoredOptions(opts []eventoption.Option) json.RawMessage { return storedArray(opts) }
+
+// StoredFlags is flags as Registration holds them: a JSON array, [] when
+// there are none.
+func StoredFlags(flags []Flag) json.RawMessage { return storedArray(flags) }
+
+func storedArray[T any](items []T) json.RawMessage {
+	if len(items) == 0 {
+		return json.RawMessage(`[]`)
+	}
+	b, err := json.Marshal(items)
+	if err != nil { // options and flags are strings and canonical JSON values
+		panic(fmt.Sprintf("registration: encoding %T: %v", items, err))
+	}
+	return b
 }

@@ -3,12 +3,12 @@ package registration
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"time"
 
-	"github.com/eventreg/eventreg/libs/eventoption"
 	"github.com/eventreg/eventreg/libs/page"
 	"github.com/eventreg/eventreg/libs/usersapi"
 	"github.com/eventreg/eventreg/libs/usersummary"
@@ -43,10 +43,13 @@ type Registration struct {
 	ProductID          string
 	ProductName        string
 	ProductDisplayName *string
-	Options            []eventoption.Option
-	Flags              []Flag
-	CreatedAt          time.Time
-	UpdatedAt          time.Time
+	// Options and Flags are JSON arrays of eventoption.Option and Flag as
+	// the database stores them: rendered as they are, never decoded on the
+	// way out (FromFixture builds them; see decision 0078).
+	Options   json.RawMessage
+	Flags     json.RawMessage
+	CreatedAt time.Time
+	UpdatedAt time.Time
 }
 
 // WithUser is a registration and the summary of its user.

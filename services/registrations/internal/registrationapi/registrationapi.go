@@ -10,7 +10,6 @@ import (
 
 	"github.com/eventreg/eventreg/libs/apierror"
 	"github.com/eventreg/eventreg/libs/apireply"
-	"github.com/eventreg/eventreg/libs/eventoption"
 	"github.com/eventreg/eventreg/libs/jsonbody"
 	"github.com/eventreg/eventreg/libs/page"
 	"github.com/eventreg/eventreg/libs/userid"
@@ -100,8 +99,8 @@ type registrationJSON struct {
 	ProductName        string               `json:"productName"`
 	ProductDisplayName *string              `json:"productDisplayName"`
 	ProductID          string               `json:"productId"`
-	Options            []eventoption.Option `json:"options"`
-	Flags              []registration.Flag  `json:"flags"`
+	Options            json.RawMessage      `json:"options"` // []eventoption.Option as stored
+	Flags              json.RawMessage      `json:"flags"`   // []registration.Flag as stored
 	User               usersapi.UserSummary `json:"user"`
 	Order              *orderJSON           `json:"order"`
 }
@@ -109,6 +108,8 @@ type registrationJSON struct {
 type orderJSON struct {
 	OrderID string `json:"orderId"`
 }
+
+var emptyArray = json.RawMessage(`[]`)
 
 // TimeFormat is RFC 3339 in UTC with milliseconds, so that a change within
 // the same second still shows a new updatedAt.
@@ -120,11 +121,11 @@ func toJSON(r registration.WithUser) registrationJSON {
 		BadgeName: r.BadgeName, Status: r.Status, ProductName: r.ProductName, ProductDisplayName: r.ProductDisplayName,
 		ProductID: r.ProductID, Options: r.Options, Flags: r.Flags, User: r.User,
 	}
-	if out.Options == nil {
-		out.Options = []eventoption.Option{}
+	if len(out.Options) == 0 {
+		out.Options = emptyArray
 	}
-	if out.Flags == nil {
-		out.Flags = []registration.Flag{}
+	if len(out.Flags) == 0 {
+		out.Flags = emptyArray
 	}
 	if r.OrderID != nil {
 		out.Order = &orderJSON{OrderID: *r.OrderID}

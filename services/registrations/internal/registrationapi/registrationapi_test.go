@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/eventreg/eventreg/libs/eventoption"
 	"github.com/eventreg/eventreg/libs/fixture"
 	"github.com/eventreg/eventreg/libs/resourcetest"
 )
@@ -95,6 +96,48 @@ func TestGetUserRegistration(t *testing.T) {
 		}
 		if _, err := time.Parse(time.RFC3339, got.CreatedAt); err != nil || !strings.HasSuffix(got.UpdatedAt, "Z") {
 			t.Fatalf("timestamps %q %q", got.CreatedAt, got.UpdatedAt)
+		}
+	})
+	t.Run("stored options and flags render exactly as encoding them would", func(t *testing.T) {
+		// Options and flags go out as the database sends them (decision
+		// 0078): compacted and HTML-escaped by the encoder, they must be the
+		// bytes that decoding and encoding them again gave before.
+		tricky := fixture.Registration{UserID: 1010, BadgeName: "Tricky", Status: "paid", ProductID: "9", ProductName: "Odd",
+			Options: []fixture.Option{
+				{Name: `<b>&"quoted"\back</b>`, Type: "text", Value: json.RawMessage(`"tab\tnew\nline\u0001 \u2028 \u00e9 é 🎉 </script>"`)},
+				{Name: "Días ✓", Type: "multi", Value: json.RawMessage(` [ "a" , "b&c" , "" ] `)},
+				{Name: "Ratio", Type: "number", Value: json.RawMessage(`1.50`)},
+				{Name: "Big", Type: "number", Value: json.RawMessage(`-12e3`)},
+			},
+			Flags: []fixture.Flag{{ID: "7", ShortName: "<VIP> & co"}, {ID: "8", ShortName: "ünï"}}}
+		e.importRegs(t, convention, tricky)
+		r := e.Get(t, "/api/v0/users/1010/registration", token)
+		if r.Status != http.StatusOK {
+			t.Fatalf("status %d: %s", r.Status, r.Body)
+		}
+		var got struct {
+			Options json.RawMessage `json:"options"`
+			Flags   json.RawMessage `json:"flags"`
+		}
+		r.JSON(t, &got)
+		opts, err := eventoption.ParseAll(tricky.Options, eventoption.OnlyKnown)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// What the typed path rendered: options as read back (numbers as the
+		// database keeps them), encoded by encoding/json.
+		wantOpts, _ := json.Marshal(opts)
+		wantOpts = []byte(strings.Replace(string(wantOpts), `"value":-12e3`, `"value":-12000`, 1))
+		type flag struct {
+			ID        string `json:"id"`
+			ShortName string `json:"shortName"`
+		}
+		wantFlags, _ := json.Marshal([]flag{{"7", "<VIP> & co"}, {"8", "ünï"}})
+		if string(got.Options) != string(wantOpts) {
+			t.Errorf("options\n got %s\nwant %s", got.Options, wantOpts)
+		}
+		if string(got.Flags) != string(wantFlags) {
+			t.Errorf("flags\n got %s\nwant %s", got.Flags, wantFlags)
 		}
 	})
 	t.Run("no order, no display name and no flags render as null and empty arrays", func(t *testing.T) {

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/eventreg/eventreg/libs/eventoption"
 	"github.com/eventreg/eventreg/libs/page"
 	"github.com/eventreg/eventreg/libs/usersapi"
 	"github.com/eventreg/eventreg/services/registrations/internal/registration"
@@ -20,6 +19,8 @@ import (
 //	go test ./services/registrations/internal/registrationapi -run '^$' -bench RenderSearchPage -benchmem
 func BenchmarkRenderSearchPage(b *testing.B) {
 	items := make([]registration.WithUser, 100)
+	options := json.RawMessage(`[{"name": "Days", "type": "multi", "value": ["Fri", "Sat"]}, {"name": "Shirt size", "type": "select", "value": "M"}, {"name": "Dinner guests", "type": "number", "value": 1}]`)
+	flags := json.RawMessage(`[{"id": "3", "shortName": "VIP"}]`)
 	created := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	display := "Attendee Weekend"
 	for i := range items {
@@ -29,9 +30,9 @@ func BenchmarkRenderSearchPage(b *testing.B) {
 		items[i] = registration.WithUser{
 			Registration: registration.Registration{ConventionID: "2026", UserID: id, BadgeName: "Badge " + strconv.FormatInt(id, 10), Status: "paid",
 				OrderID: &order, ProductID: "5", ProductName: "Attendee", ProductDisplayName: &display,
-				Options: []eventoption.Option{{Name: "Days", Type: "multi", Value: json.RawMessage(`["Fri","Sat"]`)},
-					{Name: "Shirt size", Type: "select", Value: json.RawMessage(`"M"`)}, {Name: "Dinner guests", Type: "number", Value: json.RawMessage(`1`)}},
-				Flags:     []registration.Flag{{ID: "3", ShortName: "VIP"}},
+				// As the database sends them (jsonb's text: a space after each : and ,).
+				Options:   options,
+				Flags:     flags,
 				CreatedAt: created, UpdatedAt: created.Add(time.Duration(i) * time.Minute)},
 			User: usersapi.UserSummary{ID: strconv.FormatInt(id, 10), FirstName: "Alex", LastName: "Müller", Username: "gen" + strconv.FormatInt(id, 10),
 				Phone: &phone, Email: "gen" + strconv.FormatInt(id, 10) + "@example.invalid"},

@@ -36,16 +36,8 @@ func (s *Store) Import(ctx context.Context, regs []registration.Registration) (I
 		}
 		r := regs[i]
 		i++
-		options, err := json.Marshal(r.Options)
-		if err != nil {
-			return nil, err
-		}
-		flags, err := json.Marshal(r.Flags)
-		if err != nil {
-			return nil, err
-		}
 		return []any{r.ConventionID, r.UserID, r.BadgeName, r.Status, r.OrderID, r.ProductID, r.ProductName,
-			r.ProductDisplayName, options, flags}, nil
+			r.ProductDisplayName, jsonArray(r.Options), jsonArray(r.Flags)}, nil
 	})
 	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"registrations_import"}, []string{"convention_id", "user_id", "badge_name",
 		"status", "order_id", "product_id", "product_name", "product_display_name", "options", "flags"}, src); err != nil {
@@ -86,4 +78,12 @@ func (s *Store) Import(ctx context.Context, regs []registration.Registration) (I
 		return res, fmt.Errorf("committing the import: %w", err)
 	}
 	return res, nil
+}
+
+// jsonArray is a stored JSON array, [] for none.
+func jsonArray(raw json.RawMessage) []byte {
+	if len(raw) == 0 {
+		return []byte(`[]`)
+	}
+	return raw
 }

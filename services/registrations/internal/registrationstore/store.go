@@ -3,7 +3,6 @@ package registrationstore
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -97,16 +96,13 @@ func scanOne(row pgx.Row) (registration.Registration, error) {
 
 func scan(row pgx.Row) (registration.Registration, error) {
 	var r registration.Registration
+	// options and flags stay the JSON the database sends (jsonb, valid by
+	// construction); the API renders them as they are.
 	var options, flags []byte
 	if err := row.Scan(&r.ConventionID, &r.UserID, &r.BadgeName, &r.Status, &r.OrderID, &r.ProductID, &r.ProductName,
 		&r.ProductDisplayName, &options, &flags, &r.CreatedAt, &r.UpdatedAt); err != nil {
 		return r, err
 	}
-	if err := json.Unmarshal(options, &r.Options); err != nil {
-		return r, fmt.Errorf("decoding the options of user %d: %w", r.UserID, err)
-	}
-	if err := json.Unmarshal(flags, &r.Flags); err != nil {
-		return r, fmt.Errorf("decoding the flags of user %d: %w", r.UserID, err)
-	}
+	r.Options, r.Flags = options, flags
 	return r, nil
 }
