@@ -43,7 +43,7 @@ func toUserView(u user.User) userView {
 	return v
 }
 
-func toSummary(u user.User) usersapi.UserSummary {
+func toSummary(u user.Summary) usersapi.UserSummary {
 	return usersapi.UserSummary{ID: strconv.FormatInt(u.ID, 10), FirstName: u.FirstName, LastName: u.LastName,
 		Username: u.Username, PreferredName: u.PreferredName, Phone: u.Phone, Email: u.Email}
 }

@@ -59,6 +59,18 @@ type User struct {
 	Address           *Address
 }
 
+// Summary is the part of a user other services show beside their own
+// records (usersapi.UserSummary).
+type Summary struct {
+	ID            int64
+	Username      string
+	Email         string
+	FirstName     string
+	LastName      string
+	PreferredName *string
+	Phone         *string
+}
+
 // Filter narrows a search. It is also what a page cursor is bound to, so its
 // JSON form must be canonical: Email is stored lower-cased.
 type Filter struct {
@@ -75,7 +87,11 @@ type Store interface {
 	// Search returns up to ks.Limit+1 users with id > ks.After in id order;
 	// a role filter matches global memberships and those of conventionID.
 	Search(ctx context.Context, f Filter, conventionID string, ks page.Keyset) ([]User, error)
-	Summaries(ctx context.Context, ids []int64) ([]User, error)
+	// GetMany returns the users among ids (every column; unknown ids left out).
+	GetMany(ctx context.Context, ids []int64) ([]User, error)
+	// Summaries returns the summaries of the users among ids in id order
+	// (only the summary's columns; unknown ids left out).
+	Summaries(ctx context.Context, ids []int64) ([]Summary, error)
 	// Credentials returns the id and password hash ("" for none) of the user
 	// whose username or email is login, ignoring case, or ErrNotFound.
 	Credentials(ctx context.Context, login string) (int64, string, error)
@@ -90,7 +106,7 @@ type Core struct {
 	conventionID string
 	params       password.Params
 	verifier     *password.Verifier
-	// byID coalesces concurrent Gets into one Summaries query (decision 0075).
+	// byID coalesces concurrent Gets into one GetMany query (decision 0075).
 	byID *coalesce.Loader[int64, User]
 }
 
@@ -129,7 +145,7 @@ func (c *Core) fetchByID(ctx context.Context, ids []int64) (map[int64]User, erro
 		}
 		return map[int64]User{u.ID: u}, nil
 	}
-	users, err := c.store.Summaries(ctx, ids)
+	users, err := c.store.GetMany(ctx, ids)
 	if err != nil {
 		return nil, err
 	}
@@ -145,8 +161,9 @@ func (c *Core) Search(ctx context.Context, f Filter, ks page.Keyset) ([]User, er
 	return c.store.Search(ctx, f, c.conventionID, ks)
 }
 
-// Summaries returns the users among ids (unknown ids are left out).
-func (c *Core) Summaries(ctx context.Context, ids []int64) ([]User, error) {
+// Summaries returns the summaries of the users among ids (unknown ids are
+// left out).
+func (c *Core) Summaries(ctx context.Context, ids []int64) ([]Summary, error) {
 	if len(ids) > MaxSummaryIDs {
 		return nil, ErrTooManyIDs
 	}

@@ -105,9 +105,28 @@ func (s *Store) Search(ctx context.Context, f user.Filter, conventionID string, 
 	return s.list(ctx, "searching users", q, args...)
 }
 
-// Summaries implements user.Store.
-func (s *Store) Summaries(ctx context.Context, ids []int64) ([]user.User, error) {
-	return s.list(ctx, "reading user summaries", `SELECT `+Columns+` FROM users u WHERE u.id = ANY($1) ORDER BY u.id`, ids)
+// GetMany implements user.Store.
+func (s *Store) GetMany(ctx context.Context, ids []int64) ([]user.User, error) {
+	return s.list(ctx, "reading users", `SELECT `+Columns+` FROM users u WHERE u.id = ANY($1) ORDER BY u.id`, ids)
+}
+
+// Summaries implements user.Store: the summary's seven columns, not the
+// user's eighteen (registration and volunteer pages ask for 100 at a time).
+func (s *Store) Summaries(ctx context.Context, ids []int64) ([]user.Summary, error) {
+	rows, err := s.pool.Query(ctx, `SELECT id, username, email, first_name, last_name, preferred_name, phone
+		FROM users WHERE id = ANY($1) ORDER BY id`, ids)
+	if err != nil {
+		return nil, fmt.Errorf("reading user summaries: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (user.Summary, error) {
+		var u user.Summary
+		err := r.Scan(&u.ID, &u.Username, &u.Email, &u.FirstName, &u.LastName, &u.PreferredName, &u.Phone)
+		return u, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading user summaries: %w", err)
+	}
+	return out, nil
 }
 
 func (s *Store) list(ctx context.Context, what, q string, args ...any) ([]user.User, error) {
