@@ -100,7 +100,8 @@ func (r *Report) Baseline(clients int) (PgBench, bool) {
 	return PgBench{}, false
 }
 
-func firstLine(s string) string {
+// FirstLine is s up to its first line break (an error's headline).
+func FirstLine(s string) string {
 	line, _, _ := strings.Cut(s, "\n")
 	return line
 }
@@ -254,7 +255,7 @@ func (r *Report) Markdown() string {
 		w(".\n\n| clients (-c) | threads (-j) | tps | measured | runs |\n|---:|---:|---:|---:|---:|\n")
 		for _, b := range r.PgBench {
 			if b.Error != "" {
-				w("| %d | %d | failed: %s | | |\n", b.Clients, b.Threads, firstLine(b.Error))
+				w("| %d | %d | failed: %s | | |\n", b.Clients, b.Threads, FirstLine(b.Error))
 				continue
 			}
 			w("| %d | %d | **%s** | %d s | %d |\n", b.Clients, b.Threads, Rate(b.TPS), b.DurationSeconds, max(b.Runs, 1))

@@ -196,7 +196,7 @@ func Run(ctx context.Context, o Options) (*report.Report, error) {
 		micro, errs := microbench.Run(ctx, o.Root, microbench.HotPaths, time.Second)
 		rep.Micro = micro
 		for _, e := range errs {
-			rep.Notes = append(rep.Notes, "micro-benchmark failed: "+firstLine(e.Error()))
+			rep.Notes = append(rep.Notes, "micro-benchmark failed: "+report.FirstLine(e.Error()))
 			say("%v", e)
 		}
 	}
@@ -433,11 +433,6 @@ func gitRevision(ctx context.Context, root string) string {
 		return ""
 	}
 	return strings.TrimSpace(string(out))
-}
-
-func firstLine(s string) string {
-	line, _, _ := strings.Cut(s, "\n")
-	return line
 }
 
 // baselineRun accumulates the pgbench baseline measured just before and just

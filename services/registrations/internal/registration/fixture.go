@@ -57,7 +57,7 @@ func FromFixture(convention string, recs []fixture.Registration) ([]Registration
 		out = append(out, Registration{
 			ConventionID: convention, UserID: rec.UserID, BadgeName: rec.BadgeName, Status: rec.Status,
 			OrderID: rec.OrderID, ProductID: rec.ProductID, ProductName: rec.ProductName,
-			ProductDisplayName: rec.ProductDisplayName, Options: StoredOptions(opts), Flags: StoredFlags(flags),
+			ProductDisplayName: rec.ProductDisplayName, Options: storedArray(opts), Flags: storedArray(flags),
 		})
 	}
 	if err := problems.Err(); err != nil {
@@ -66,14 +66,8 @@ func FromFixture(convention string, recs []fixture.Registration) ([]Registration
 	return out, nil
 }
 
-// StoredOptions is options as Registration holds them: a JSON array, []
-// when there are none.
-func StoredOptions(opts []eventoption.Option) json.RawMessage { return storedArray(opts) }
-
-// StoredFlags is flags as Registration holds them: a JSON array, [] when
-// there are none.
-func StoredFlags(flags []Flag) json.RawMessage { return storedArray(flags) }
-
+// storedArray is options or flags as Registration holds them: a JSON
+// array, [] when there are none.
 func storedArray[T any](items []T) json.RawMessage {
 	if len(items) == 0 {
 		return json.RawMessage(`[]`)

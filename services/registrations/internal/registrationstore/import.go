@@ -2,7 +2,6 @@ package registrationstore
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
@@ -37,7 +36,7 @@ func (s *Store) Import(ctx context.Context, regs []registration.Registration) (I
 		r := regs[i]
 		i++
 		return []any{r.ConventionID, r.UserID, r.BadgeName, r.Status, r.OrderID, r.ProductID, r.ProductName,
-			r.ProductDisplayName, jsonArray(r.Options), jsonArray(r.Flags)}, nil
+			r.ProductDisplayName, []byte(r.Options), []byte(r.Flags)}, nil
 	})
 	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"registrations_import"}, []string{"convention_id", "user_id", "badge_name",
 		"status", "order_id", "product_id", "product_name", "product_display_name", "options", "flags"}, src); err != nil {
@@ -78,12 +77,4 @@ func (s *Store) Import(ctx context.Context, regs []registration.Registration) (I
 		return res, fmt.Errorf("committing the import: %w", err)
 	}
 	return res, nil
-}
-
-// jsonArray is a stored JSON array, [] for none.
-func jsonArray(raw json.RawMessage) []byte {
-	if len(raw) == 0 {
-		return []byte(`[]`)
-	}
-	return raw
 }

@@ -96,13 +96,9 @@ func scanOne(row pgx.Row) (registration.Registration, error) {
 
 func scan(row pgx.Row) (registration.Registration, error) {
 	var r registration.Registration
-	// options and flags stay the JSON the database sends (jsonb, valid by
+	// Options and Flags stay the JSON the database sends (jsonb, valid by
 	// construction); the API renders them as they are.
-	var options, flags []byte
-	if err := row.Scan(&r.ConventionID, &r.UserID, &r.BadgeName, &r.Status, &r.OrderID, &r.ProductID, &r.ProductName,
-		&r.ProductDisplayName, &options, &flags, &r.CreatedAt, &r.UpdatedAt); err != nil {
-		return r, err
-	}
-	r.Options, r.Flags = options, flags
-	return r, nil
+	err := row.Scan(&r.ConventionID, &r.UserID, &r.BadgeName, &r.Status, &r.OrderID, &r.ProductID, &r.ProductName,
+		&r.ProductDisplayName, &r.Options, &r.Flags, &r.CreatedAt, &r.UpdatedAt)
+	return r, err
 }
