@@ -23,7 +23,10 @@ require (
 	golang.org/x/sync v0.23.0
 )
 
-require github.com/kylelemons/godebug v1.1.0 // indirect
+require (
+	github.com/go-json-experiment/json v1.27.2 // indirect
+	github.com/kylelemons/godebug v1.1.0 // indirect
+)
 
 require (
 	github.com/beorn7/perks v1.0.1 // indirect

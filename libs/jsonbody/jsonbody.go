@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/eventreg/eventreg/libs/apierror"
 )
@@ -75,72 +76,47 @@ func Unmarshal(body []byte, v any, opts Options) *apierror.Error {
 	return nil
 }
 
-// Check validates the raw JSON: well-formed, valid UTF-8, nesting at most
-// MaxDepth, exactly one value, and no object with the same key twice.
+// Check validates the raw JSON: well-formed, valid UTF-8 (escapes included:
+// a lone surrogate such as "\ud800" is refused), nesting at most MaxDepth,
+// exactly one value, and no object with the same key twice (compared after
+// unescaping, so "a" and "\u0061" are the same key).
+//
+// The tokenizer is go-json-experiment's jsontext (the proposed
+// encoding/json/v2's), whose defaults are RFC 7493's I-JSON rules: it finds
+// duplicate names itself and reads tokens without allocating each one.
 func Check(body []byte) error {
 	if !utf8.Valid(body) {
 		return problem("The request body is not valid UTF-8.")
 	}
-	type frame struct {
-		object    bool
-		expectKey bool
-		keys      map[string]struct{}
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	var stack []*frame
-	values := 0
+	dec := jsontext.NewDecoder(bytes.NewReader(body))
 	for {
-		tok, err := dec.Token()
-		if err == io.EOF {
-			break
+		if k := dec.PeekKind(); (k == '{' || k == '[') && dec.StackDepth() >= MaxDepth {
+			return problemf("The request body nests deeper than %d levels.", MaxDepth)
 		}
-		if err != nil {
-			return problem("The request body is not valid JSON.")
+		if _, err := dec.ReadToken(); err != nil {
+			return syntaxProblem(err)
 		}
-		var top *frame
-		if len(stack) > 0 {
-			top = stack[len(stack)-1]
-		}
-		if d, ok := tok.(json.Delim); ok && (d == '}' || d == ']') {
-			stack = stack[:len(stack)-1]
-			if len(stack) == 0 {
-				values++
-			} else if parent := stack[len(stack)-1]; parent.object {
-				parent.expectKey = true
-			}
-			continue
-		}
-		if top != nil && top.object && top.expectKey {
-			key, _ := tok.(string)
-			if _, dup := top.keys[key]; dup {
-				return problemf("The request body has the key %q twice.", key)
-			}
-			top.keys[key] = struct{}{}
-			top.expectKey = false
-			continue
-		}
-		if d, ok := tok.(json.Delim); ok { // '{' or '['
-			if len(stack) >= MaxDepth {
-				return problemf("The request body nests deeper than %d levels.", MaxDepth)
-			}
-			stack = append(stack, &frame{object: d == '{', expectKey: d == '{', keys: map[string]struct{}{}})
-			continue
-		}
-		// A scalar value.
-		if top == nil {
-			values++
-		} else if top.object {
-			top.expectKey = true
+		if dec.StackDepth() == 0 {
+			break // one whole value read
 		}
 	}
-	if len(stack) != 0 || values != 1 {
-		if values > 1 {
-			return problem("The request body holds more than one JSON value.")
-		}
-		return problem("The request body is not valid JSON.")
+	switch _, err := dec.ReadToken(); {
+	case err == io.EOF:
+		return nil
+	case err == nil:
+		return problem("The request body holds more than one JSON value.")
+	default:
+		return syntaxProblem(err)
 	}
-	return nil
+}
+
+// syntaxProblem turns a jsontext error into the client's message.
+func syntaxProblem(err error) error {
+	var se *jsontext.SyntacticError
+	if errors.As(err, &se) && errors.Is(se.Err, jsontext.ErrDuplicateName) {
+		return problemf("The request body has the key %q twice.", se.JSONPointer.LastToken())
+	}
+	return problem("The request body is not valid JSON.")
 }
 
 func describeType(goType string) string {

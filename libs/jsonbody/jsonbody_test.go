@@ -1,6 +1,8 @@
 package jsonbody_test
 
 import (
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -60,11 +62,89 @@ func TestUnmarshalEmptyBody(t *testing.T) {
 	}
 }
 
+// FuzzCheck compares Check with referenceCheck, the encoding/json token walk
+// it replaced: both must accept and refuse the same bodies, for the same
+// reason, except that Check also refuses escaped lone surrogates.
 func FuzzCheck(f *testing.F) {
-	for _, s := range []string{`{}`, `{"a":[1,{"b":2}]}`, `{"a":1,"a":2}`, `[[[]]]`, `"x"`} {
+	for _, s := range []string{`{}`, `{"a":[1,{"b":2}]}`, `{"a":1,"a":2}`, `[[[]]]`, `"x"`, `{} {`,
+		`{"a":1,"\u0061":2}`, `"\ud800"`, `"\ud83d\ude00"`, strings.Repeat("[", 33) + strings.Repeat("]", 33)} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		_ = jsonbody.Check(b) // must not panic
+		got, want := jsonbody.Check(b), referenceCheck(b)
+		switch {
+		case got == nil && want == nil:
+		case got != nil && want == nil:
+			if !loneSurrogate.Match(b) || !strings.Contains(got.Error(), "not valid JSON") {
+				t.Fatalf("Check refused %q (%v); the reference accepted it", b, got)
+			}
+		case got == nil && want != nil:
+			t.Fatalf("Check accepted %q; the reference refused it (%v)", b, want)
+		case reason(got) != reason(want):
+			t.Fatalf("%q: Check says %q, the reference %q", b, got, want)
+		}
 	})
+}
+
+// loneSurrogate matches a \u escape in the surrogate range.
+var loneSurrogate = regexp.MustCompile(`(?i)\\u[d][89a-f]`)
+
+// reason is an error's kind: a refused body may be both invalid and, say,
+// too deep, and the two walks can meet either first only where the body is
+// invalid anyway.
+func reason(err error) string {
+	for _, k := range []string{"twice", "deeper", "UTF-8"} {
+		if strings.Contains(err.Error(), k) {
+			return k
+		}
+	}
+	return "invalid" // "not valid JSON" or "more than one JSON value"
+}
+
+func TestCheckReasons(t *testing.T) {
+	cases := []struct{ body, want string }{
+		{`{"filter":{"email":"a","email":"b"}}`, `The request body has the key "email" twice.`},
+		{`{"a":1,"\u0061":2}`, `The request body has the key "a" twice.`},
+		{`{"a/b":1,"a/b":2}`, `The request body has the key "a/b" twice.`},
+		{`"\ud800"`, "The request body is not valid JSON."},
+		{``, "The request body is not valid JSON."},
+		{`{} {`, "The request body holds more than one JSON value."},
+		{strings.Repeat("[", 33) + strings.Repeat("]", 33), "The request body nests deeper than 32 levels."},
+	}
+	for _, tc := range cases {
+		if err := jsonbody.Check([]byte(tc.body)); err == nil || err.Error() != tc.want {
+			t.Errorf("Check(%q) = %v, want %q", tc.body, err, tc.want)
+		}
+	}
+	for _, ok := range []string{strings.Repeat("[", 32) + strings.Repeat("]", 32), `"\ud83d\ude00"`, ` {"a":{"a":1}} `} {
+		if err := jsonbody.Check([]byte(ok)); err != nil {
+			t.Errorf("Check(%q) = %v, want nil", ok, err)
+		}
+	}
+}
+
+// BenchmarkCheck is the internal summaries call's body: 100 user ids.
+func BenchmarkCheck(b *testing.B) { benchmarkCheck(b, jsonbody.Check) }
+
+// BenchmarkReferenceCheck is the same body through the token walk Check
+// replaced, for the ratio.
+func BenchmarkReferenceCheck(b *testing.B) { benchmarkCheck(b, referenceCheck) }
+
+func benchmarkCheck(b *testing.B, check func([]byte) error) {
+	var sb strings.Builder
+	sb.WriteString(`{"ids":[`)
+	for i := range 100 {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		sb.WriteString(strconv.Itoa(10_000_000 + i*7919))
+	}
+	sb.WriteString(`]}`)
+	body := []byte(sb.String())
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := check(body); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

@@ -11,7 +11,10 @@ require (
 	golang.org/x/sync v0.23.0
 )
 
-require github.com/lestrrat-go/jwx/v2 v2.1.7 // indirect
+require (
+	github.com/go-json-experiment/json v1.27.2 // indirect
+	github.com/lestrrat-go/jwx/v2 v2.1.7 // indirect
+)
 
 require (
 	github.com/IBM/pgxpoolprometheus v1.1.3 // indirect
