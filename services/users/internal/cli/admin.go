@@ -86,10 +86,11 @@ func createCommand() *cobra.Command {
 			return err
 		}
 		defer a.Close()
-		users, err := user.NewCore(userdb.New(a.pool), a.cfg.ConventionID, password.Default)
+		passwords, err := password.NewHasher(password.Default, 1)
 		if err != nil {
 			return err
 		}
+		users := user.NewCore(userdb.New(a.pool), a.cfg.ConventionID, passwords)
 		u, err := users.Create(cmd.Context(), nu)
 		if err != nil {
 			return err
@@ -122,10 +123,11 @@ func setPasswordCommand() *cobra.Command {
 			return err
 		}
 		defer a.Close()
-		users, err := user.NewCore(userdb.New(a.pool), a.cfg.ConventionID, password.Default)
+		passwords, err := password.NewHasher(password.Default, 1)
 		if err != nil {
 			return err
 		}
+		users := user.NewCore(userdb.New(a.pool), a.cfg.ConventionID, passwords)
 		if err := users.SetPassword(cmd.Context(), id, pw); err != nil {
 			if errors.Is(err, user.ErrNotFound) {
 				return fmt.Errorf("no user %d", id)

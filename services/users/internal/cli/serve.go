@@ -2,6 +2,7 @@ package cli
 
 import (
 	"github.com/spf13/cobra"
+	"runtime"
 
 	"github.com/eventreg/eventreg/libs/service"
 	"github.com/eventreg/eventreg/libs/volunteersapi"
@@ -40,10 +41,13 @@ func serveCommand() *cobra.Command {
 			}
 
 			// Business layers.
-			users, err := user.NewCore(userdb.New(rt.Pool), cfg.ConventionID, password.Default)
+			// One argon2id computation per core at a time: more would only
+			// add 19 MiB each (decision 0080).
+			passwords, err := password.NewHasher(password.Default, runtime.GOMAXPROCS(0))
 			if err != nil {
 				return err
 			}
+			users := user.NewCore(userdb.New(rt.Pool), cfg.ConventionID, passwords)
 			roles := role.NewCore(roledb.New(rt.Pool), cfg.ConventionID)
 
 			// Routes, then serve until the context ends.

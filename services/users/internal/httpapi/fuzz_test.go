@@ -19,10 +19,11 @@ import (
 // database offline (resourcetest.FuzzSearchBody).
 func FuzzSearchBody(f *testing.F) {
 	off := resourcetest.NewOffline(f)
-	users, err := user.NewCore(userdb.New(off.Pool), "2026", password.Default)
+	passwords, err := password.NewHasher(password.Default, 2)
 	if err != nil {
 		f.Fatal(err)
 	}
+	users := user.NewCore(userdb.New(off.Pool), "2026", passwords)
 	gin.SetMode(gin.TestMode)
 	public, internal := gin.New(), gin.New()
 	httpapi.Register(public, internal, httpapi.Deps{

@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"io"
@@ -110,6 +111,7 @@ type envOptions struct {
 	databaseURL   string // default: a new database holding the demo fixture
 	redisURL      string // rate limiting with rateLimit when set
 	rateLimit     redis_rate.Limit
+	passwordSlots int // argon2id computations at once; default 2
 }
 
 func newEnv(t *testing.T, opts envOptions) *env {
@@ -142,10 +144,11 @@ func newEnv(t *testing.T, opts envOptions) *env {
 		t.Fatal(err)
 	}
 	deps := &service.ResourceDeps{Tokens: validator, Cursor: codec}
-	users, err := user.NewCore(userdb.New(pool), usertest.ConventionID, password.Default)
+	passwords, err := password.NewHasher(password.Default, cmp.Or(opts.passwordSlots, 2))
 	if err != nil {
 		t.Fatal(err)
 	}
+	users := user.NewCore(userdb.New(pool), usertest.ConventionID, passwords)
 	var limit gin.HandlerFunc
 	if opts.redisURL != "" {
 		rdb, err := redisdb.Open(opts.redisURL)

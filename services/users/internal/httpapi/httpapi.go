@@ -21,6 +21,7 @@ import (
 	"github.com/eventreg/eventreg/libs/userid"
 	"github.com/eventreg/eventreg/libs/usersapi"
 	"github.com/eventreg/eventreg/libs/volunteersapi"
+	"github.com/eventreg/eventreg/services/users/internal/password"
 	"github.com/eventreg/eventreg/services/users/internal/role"
 	"github.com/eventreg/eventreg/services/users/internal/user"
 )
@@ -151,6 +152,11 @@ func (h *handlers) fail(c *gin.Context, err error) {
 		apierror.Abort(c, apierror.NotFound("The user does not have this role."))
 	case errors.Is(err, role.ErrAlreadyHeld):
 		apierror.Abort(c, apierror.Conflict(apierror.CodeUserWasAlreadyAdded, "UserWasAlreadyAdded: the user already has this role."))
+	case errors.Is(err, password.ErrBusy):
+		// Every password slot stayed taken until the request's deadline: a
+		// login burst beyond what this replica's cores hash (decision 0080).
+		h.Log.WarnContext(c.Request.Context(), "password checks saturated", "route", c.FullPath())
+		apierror.Abort(c, apierror.Unavailable("Password checking"))
 	case errors.Is(err, svcclient.ErrUnavailable):
 		h.Log.WarnContext(c.Request.Context(), "dependency unavailable", "route", c.FullPath(), "error", err.Error())
 		apierror.Abort(c, apierror.Unavailable("The volunteers service"))

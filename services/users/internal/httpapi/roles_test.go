@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -433,4 +434,55 @@ func TestConcurrentRoleReadsShareQueriesAndKeepTheirAnswers(t *testing.T) {
 		t.Errorf("%d queries for %d concurrent reads: none were shared", queries, rounds*len(ids))
 	}
 	t.Logf("%d concurrent role reads took %d queries", rounds*len(ids), queries)
+}
+
+// A login burst beyond what the password hasher's slots get through before
+// the request deadline: the excess waits, then answers 503 with Retry-After
+// (auth shows "try again", and does not count a failed login); nothing else
+// fails and every login that got a slot is checked correctly.
+func TestLoginFloodQueuesThen503(t *testing.T) {
+	if testing.Short() {
+		t.Skip("hashes for seconds")
+	}
+	e := newEnv(t, envOptions{passwordSlots: 1})
+	// One slot, ~25 ms a check, a 3 s deadline: about 120 get through.
+	const n = 300
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	counts := map[int]int{}
+	var problems []string
+	for range n {
+		wg.Go(func() {
+			resp, err := http.Post(e.internal+"/internal/credentials/verify", "application/json",
+				strings.NewReader(`{"username": "alice", "password": "correct horse battery staple"}`))
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				problems = append(problems, err.Error())
+				return
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			counts[resp.StatusCode]++
+			switch {
+			case resp.StatusCode == 200 && string(body) != `{"userId":1001}`:
+				problems = append(problems, "200 with "+string(body))
+			case resp.StatusCode == 503 && resp.Header.Get("Retry-After") == "":
+				problems = append(problems, "503 without Retry-After")
+			case resp.StatusCode != 200 && resp.StatusCode != 503:
+				problems = append(problems, fmt.Sprintf("%d: %s", resp.StatusCode, body))
+			}
+		})
+	}
+	wg.Wait()
+	t.Logf("answers: %v", counts)
+	if len(problems) > 0 {
+		t.Fatalf("%d problems, first: %s", len(problems), problems[0])
+	}
+	if counts[200] == 0 || counts[503] == 0 {
+		t.Fatalf("want both checked logins and 503s for the excess, got %v", counts)
+	}
+	// The slot is free again: the next login is checked at once.
+	r := e.callInternal(t, "POST", "/internal/credentials/verify", `{"username": "alice", "password": "correct horse battery staple"}`)
+	expect(t, r, 200)
 }

@@ -3,6 +3,7 @@
 package password
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/base64"
@@ -12,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/crypto/argon2"
+	"golang.org/x/sync/semaphore"
 )
 
 // Params are the argon2id cost parameters.
@@ -41,6 +43,9 @@ const (
 	MaxLength = 1024
 )
 
+// idKey is argon2.IDKey; tests wrap it to watch how many run at once.
+var idKey = argon2.IDKey
+
 // ErrMalformed is returned for a stored hash that is not an argon2id PHC string.
 var ErrMalformed = errors.New("password hash is not an argon2id PHC string")
 
@@ -63,7 +68,7 @@ func Hash(p string, params Params) (string, error) {
 	if _, err := rand.Read(salt); err != nil {
 		return "", fmt.Errorf("reading salt: %w", err)
 	}
-	key := argon2.IDKey([]byte(p), salt, params.Time, params.MemoryKiB, params.Threads, keyLen)
+	key := idKey([]byte(p), salt, params.Time, params.MemoryKiB, params.Threads, keyLen)
 	return encode(params, salt, key), nil
 }
 
@@ -80,7 +85,7 @@ func Verify(p, encoded string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	got := argon2.IDKey([]byte(p), salt, params.Time, params.MemoryKiB, params.Threads, uint32(len(key)))
+	got := idKey([]byte(p), salt, params.Time, params.MemoryKiB, params.Threads, uint32(len(key)))
 	return subtle.ConstantTimeCompare(got, key) == 1, nil
 }
 
@@ -112,14 +117,29 @@ func decode(encoded string) (Params, []byte, []byte, error) {
 	return p, salt, key, nil
 }
 
-// Verifier checks login attempts. For an unknown user it verifies against a
+// Hasher hashes and checks passwords, running at most a fixed number of
+// argon2id computations at once. Each one holds Params.MemoryKiB of memory
+// (19 MiB by default) and a core for tens of milliseconds, so running more at
+// once than there are cores buys no throughput, only memory: without a bound,
+// a burst of 20 logins on one replica (registration opening) would need
+// 380 MiB and the pod would be killed at its busiest moment. Callers beyond
+// the bound wait their turn, for as long as their context allows.
+//
+// For an unknown user (or one without a password) Check verifies against a
 // dummy hash, so that the answer takes as long as for a known one.
-type Verifier struct {
-	dummy string
+type Hasher struct {
+	params Params
+	dummy  string
+	slots  *semaphore.Weighted
 }
 
-// NewVerifier returns a verifier whose dummy hash uses params.
-func NewVerifier(params Params) (*Verifier, error) {
+// ErrBusy is returned when the caller's context ends while it waits for a
+// free slot: the service is overloaded with password work, try again later.
+var ErrBusy = errors.New("too many password checks at once")
+
+// NewHasher returns a hasher making new hashes with params, at most
+// concurrency at once (at least 1).
+func NewHasher(params Params, concurrency int) (*Hasher, error) {
 	var b [24]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return nil, fmt.Errorf("reading random bytes: %w", err)
@@ -128,20 +148,43 @@ func NewVerifier(params Params) (*Verifier, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Verifier{dummy: dummy}, nil
+	return &Hasher{params: params, dummy: dummy, slots: semaphore.NewWeighted(int64(max(concurrency, 1)))}, nil
+}
+
+// acquire takes a slot, or returns ErrBusy (wrapping ctx's error) once ctx
+// ends.
+func (h *Hasher) acquire(ctx context.Context) error {
+	if err := h.slots.Acquire(ctx, 1); err != nil {
+		return fmt.Errorf("%w: %w", ErrBusy, err)
+	}
+	return nil
+}
+
+// Hash returns the PHC string of p, made with the hasher's parameters.
+func (h *Hasher) Hash(ctx context.Context, p string) (string, error) {
+	if err := h.acquire(ctx); err != nil {
+		return "", err
+	}
+	defer h.slots.Release(1)
+	return Hash(p, h.params)
 }
 
 // Check reports whether p matches encoded; an empty encoded (no such user, or
 // a user without a password) is checked against the dummy and never matches.
-func (v *Verifier) Check(p, encoded string) bool {
+// The error is ErrBusy, when ctx ended before a slot was free.
+func (h *Hasher) Check(ctx context.Context, p, encoded string) (bool, error) {
+	if err := h.acquire(ctx); err != nil {
+		return false, err
+	}
+	defer h.slots.Release(1)
 	if encoded == "" {
-		_, _ = Verify(p, v.dummy)
-		return false
+		_, _ = Verify(p, h.dummy)
+		return false, nil
 	}
 	ok, err := Verify(p, encoded)
 	if err != nil {
-		_, _ = Verify(p, v.dummy)
-		return false
+		_, _ = Verify(p, h.dummy)
+		return false, nil
 	}
-	return ok
+	return ok, nil
 }

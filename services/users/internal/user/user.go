@@ -104,21 +104,17 @@ type Store interface {
 type Core struct {
 	store        Store
 	conventionID string
-	params       password.Params
-	verifier     *password.Verifier
+	// passwords hashes and checks passwords, a bounded number at once.
+	passwords *password.Hasher
 	// byID coalesces concurrent Gets into one GetMany query (decision 0075).
 	byID *coalesce.Loader[int64, User]
 }
 
 // NewCore returns the user business layer for the current convention.
-func NewCore(store Store, conventionID string, params password.Params) (*Core, error) {
-	v, err := password.NewVerifier(params)
-	if err != nil {
-		return nil, fmt.Errorf("preparing the password verifier: %w", err)
-	}
-	c := &Core{store: store, conventionID: conventionID, params: params, verifier: v}
+func NewCore(store Store, conventionID string, passwords *password.Hasher) *Core {
+	c := &Core{store: store, conventionID: conventionID, passwords: passwords}
 	c.byID = coalesce.New(c.fetchByID, coalesce.KeyLookups)
-	return c, nil
+	return c
 }
 
 // Get returns one user or ErrNotFound. Concurrent Gets share database
@@ -175,6 +171,8 @@ func (c *Core) Summaries(ctx context.Context, ids []int64) ([]Summary, error) {
 
 // Verify checks a username or email and a password and returns the user id,
 // or ErrBadCredentials. It takes as long for an unknown login as for a known one.
+// While the password hasher is saturated it waits for a slot as long as ctx
+// allows, then fails with password.ErrBusy.
 func (c *Core) Verify(ctx context.Context, login, pw string) (int64, error) {
 	login = strings.TrimSpace(login)
 	var id int64
@@ -186,7 +184,11 @@ func (c *Core) Verify(ctx context.Context, login, pw string) (int64, error) {
 			return 0, err
 		}
 	}
-	if !c.verifier.Check(pw, hash) {
+	ok, err := c.passwords.Check(ctx, pw, hash)
+	if err != nil {
+		return 0, err
+	}
+	if !ok {
 		return 0, ErrBadCredentials
 	}
 	return id, nil
@@ -215,7 +217,7 @@ func (c *Core) Create(ctx context.Context, nu NewUser) (User, error) {
 		if err := password.Check(*nu.Password); err != nil {
 			problems["password"] = err.Error()
 		} else {
-			h, err := password.Hash(*nu.Password, c.params)
+			h, err := c.passwords.Hash(ctx, *nu.Password)
 			if err != nil {
 				return User{}, err
 			}
@@ -236,7 +238,7 @@ func (c *Core) SetPassword(ctx context.Context, id int64, pw string) error {
 	if err := password.Check(pw); err != nil {
 		return &ValidationError{Fields: map[string]string{"password": err.Error()}}
 	}
-	h, err := password.Hash(pw, c.params)
+	h, err := c.passwords.Hash(ctx, pw)
 	if err != nil {
 		return err
 	}
