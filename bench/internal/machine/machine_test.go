@@ -2,6 +2,7 @@ package machine_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/eventreg/eventreg/bench/internal/machine"
 )
@@ -27,4 +28,17 @@ func TestDescribeThisMachine(t *testing.T) {
 	if m.Cores < 1 || m.GoVersion == "" {
 		t.Fatalf("incomplete description: %+v", m)
 	}
+}
+
+func TestProbeTimesTheWorkload(t *testing.T) {
+	if testing.Short() {
+		t.Skip("hashes 192 MiB")
+	}
+	d := machine.Probe()
+	// Hashing 64 MiB cannot take under a millisecond (it would be 64 GB/s on
+	// one core), nor a minute.
+	if d < time.Millisecond || d > time.Minute {
+		t.Fatalf("probe took %v", d)
+	}
+	t.Logf("probe: %v", d)
 }

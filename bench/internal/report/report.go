@@ -71,7 +71,11 @@ type Scenario struct {
 	// CPUCores is the average number of cores each process group used during
 	// the measurement ("other" is everything else on the machine).
 	CPUCores map[string]float64 `json:"cpuCores,omitempty"`
-	Skipped  string             `json:"skipped,omitempty"`
+	// ProbeMillis is machine.Probe's time (a fixed single-core workload,
+	// services idle), the mean of just before and just after the
+	// measurement: it rises when the host gives this machine less CPU.
+	ProbeMillis float64 `json:"probeMs,omitempty"`
+	Skipped     string  `json:"skipped,omitempty"`
 }
 
 // PgBench is the `pgbench -S` baseline of the same run at one number of
@@ -299,7 +303,17 @@ func (r *Report) cpuTable(w func(string, ...any)) {
 	_, machine := groups[machineBusy]
 	delete(groups, machineBusy)
 	names := sortedKeys(groups)
-	w("\n## CPU used during each measurement (cores, of %d)\n\n| scenario | conc. |", r.Machine.Cores)
+	probe := false
+	for _, s := range r.Scenarios {
+		probe = probe || s.ProbeMillis > 0
+	}
+	w("\n## CPU used during each measurement (cores, of %d)\n\n", r.Machine.Cores)
+	if probe {
+		w("`probe ms`: the time a fixed single-core workload (SHA-256 of 64 MiB) took with the services idle, " +
+			"the mean of just before and just after the measurement. It rises when the host gives this machine less CPU, " +
+			"which no other column shows: compare a scenario across runs only when their probes agree.\n\n")
+	}
+	w("| scenario | conc. |")
 	for _, n := range names {
 		w(" %s |", n)
 	}
@@ -307,12 +321,18 @@ func (r *Report) cpuTable(w func(string, ...any)) {
 	if machine {
 		w(" machine busy |")
 	}
+	if probe {
+		w(" probe ms |")
+	}
 	w("\n|---|---:|")
 	for range names {
 		w("---:|")
 	}
 	w("---:|")
 	if machine {
+		w("---:|")
+	}
+	if probe {
 		w("---:|")
 	}
 	w("\n")
@@ -329,6 +349,9 @@ func (r *Report) cpuTable(w func(string, ...any)) {
 		w(" %.2f |", total)
 		if machine {
 			w(" %.2f |", s.CPUCores[machineBusy])
+		}
+		if probe {
+			w(" %.1f |", s.ProbeMillis)
 		}
 		w("\n")
 	}

@@ -187,3 +187,30 @@ func TestReadsAreComparedAtEachConcurrencyAndBestAgainstBest(t *testing.T) {
 		}
 	}
 }
+
+func TestCPUTableShowsTheProbeWhenMeasured(t *testing.T) {
+	r := sample()
+	if md := r.Markdown(); strings.Contains(md, "probe ms") {
+		t.Fatalf("a run without probes shows the column:\n%s", md)
+	}
+	r.Scenarios[0].ProbeMillis = 41.96
+	md := r.Markdown()
+	for _, want := range []string{
+		"| scenario | conc. | auth | load generator | nginx | total | machine busy | probe ms |",
+		"|---|---:|---:|---:|---:|---:|---:|---:|",
+		"| token-client-credentials | 64 | 0.90 | 0.40 | 0.50 | 1.80 | 1.95 | 42.0 |",
+		"`probe ms`: the time a fixed single-core workload",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md)
+		}
+	}
+	var back report.Report
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &back); err != nil || back.Scenarios[0].ProbeMillis != 41.96 {
+		t.Fatalf("probe lost in JSON: %v %+v", err, back.Scenarios[0])
+	}
+}

@@ -298,6 +298,9 @@ func (m *measurement) fill(res *report.Scenario) {
 func runGroup(ctx context.Context, group []scenario, c int, o Options, pids map[string]int, prof *profiler, pg *baselineRun) []report.Scenario {
 	results := make([]report.Scenario, len(group))
 	specs := make([]load.Spec, len(group))
+	// How fast the host lets this machine run, with the services idle: just
+	// before, and just after the measurement.
+	probeBefore := machine.Probe()
 	// The baseline brackets the measurement: before the warm-up (pgbench
 	// evicts the users' pages from shared buffers), and the reads then warm
 	// up as long as pgbench does.
@@ -356,11 +359,13 @@ func runGroup(ctx context.Context, group []scenario, c int, o Options, pids map[
 			}
 		}
 	}
+	probeAfter := machine.Probe()
 	pg.measure(ctx, o.Duration/2) // ... and after
 	pg.finish()
 	for i := range group {
 		if results[i].Skipped == "" {
 			m[i].fill(&results[i])
+			results[i].ProbeMillis = float64(probeBefore+probeAfter) / 2 / float64(time.Millisecond)
 		}
 		for _, err := range m[i].profileErrs {
 			fmt.Fprintf(o.Progress, "    %v\n", err)
