@@ -12,6 +12,7 @@ const (
 	AuthorizationCode   = "token-authorization-code"
 	RefreshRotation     = "token-refresh"
 	UserByID            = "users-get"
+	UserByIDDirect      = "users-get-direct" // no target: users-get without the gateway hop
 	UsersSearchFirst    = "users-search-first"
 	UsersSearchDeep     = "users-search-deep"
 	UsersRoleFirst      = "users-search-role-first"

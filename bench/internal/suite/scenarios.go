@@ -39,6 +39,7 @@ type scenario struct {
 type environment struct {
 	o                     Options
 	base                  string
+	usersURL              string // the users service's public listener, without the gateway
 	serviceToken          string // the demo integration's, for the setup
 	clients               *clients
 	browser               *oauthflow.Browser
@@ -59,7 +60,7 @@ func basic(id, secret string) string {
 
 // prepare gets tokens and finds the deep pages, before anything is measured.
 func prepare(ctx context.Context, s *stack.Stack, o Options, cursorKey string, counts dataset.Counts) (*environment, error) {
-	env := &environment{o: o, base: s.GatewayURL, deep: map[string]string{}, firstBodies: map[string]string{}, unavailable: map[string]string{},
+	env := &environment{o: o, base: s.GatewayURL, usersURL: s.Services["users"].PublicURL, deep: map[string]string{}, firstBodies: map[string]string{}, unavailable: map[string]string{},
 		usersFrom: dataset.GeneratedUsersFrom, usersCount: counts.Users,
 		serviceAuth: basic(serviceClientID, serviceClientSecret), oboAuth: basic(oboClientID, oboClientSecret),
 		httpClient: &http.Client{Timeout: 30 * time.Second}}
@@ -142,7 +143,11 @@ func (env *environment) scenarios() []scenario {
 			load: withC(stateless(env.tokenRequest(env.serviceAuth, url.Values{"grant_type": {"client_credentials"}, "scope": {"user:read"}})))},
 		{name: report.AuthorizationCode, request: "POST /api/oauth/token grant_type=authorization_code", load: withC(env.codeExchange)},
 		{name: report.RefreshRotation, request: "POST /api/oauth/token grant_type=refresh_token", load: withC(env.refreshRotation)},
-		{name: report.UserByID, request: "GET /api/v0/users/:id", warm: true, load: withC(env.userByID)},
+		{name: report.UserByID, request: "GET /api/v0/users/:id", warm: true, load: withC(env.userByID(env.base))},
+		// The same read sent straight to the users service: what the gateway
+		// hop costs, for reading users-get against pgbench (no target).
+		{name: report.UserByIDDirect, request: "GET /api/v0/users/:id (straight to the users service, no gateway)", warm: true,
+			load: withC(env.userByID(env.usersURL))},
 		{name: report.CurrentUser, request: "GET /api/users/current", warm: true,
 			load: withC(env.reads(http.MethodGet, "/api/users/current", "", env.clients.oboTokens))},
 		{name: report.UsersSearchFirst, request: "POST /api/v0/users/search (first page)", warm: true},
@@ -174,13 +179,16 @@ func (env *environment) scenarios() []scenario {
 	return list
 }
 
-// userByID reads random generated users.
-func (env *environment) userByID(context.Context, int) (load.Spec, error) {
-	if env.usersCount == 0 {
-		return load.Spec{}, errors.New("no generated users")
+// userByID reads random generated users at base (the gateway, or the users
+// service's own public listener).
+func (env *environment) userByID(base string) func(context.Context, int) (load.Spec, error) {
+	return func(context.Context, int) (load.Spec, error) {
+		if env.usersCount == 0 {
+			return load.Spec{}, errors.New("no generated users")
+		}
+		return load.Spec{Request: &load.Request{Base: base, Method: http.MethodGet, PathPrefix: "/api/v0/users/",
+			IDs: load.IDRange{From: env.usersFrom, Count: env.usersCount}, Authorizations: bearer(env.clients.serviceTokens)}}, nil
 	}
-	return load.Spec{Request: &load.Request{Base: env.base, Method: http.MethodGet, PathPrefix: "/api/v0/users/",
-		IDs: load.IDRange{From: env.usersFrom, Count: env.usersCount}, Authorizations: bearer(env.clients.serviceTokens)}}, nil
 }
 
 // codeExchange trades a pool of codes made beforehand (through the login and
