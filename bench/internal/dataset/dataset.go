@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"time"
 
 	"github.com/eventreg/eventreg/e2e/stack"
 )
@@ -80,6 +81,11 @@ func Ensure(ctx context.Context, s *stack.Stack, scale Scale, convention string,
 		}
 		fmt.Fprint(progress, lastLine(out))
 	}
+	start := time.Now()
+	if err := store.Vacuum(ctx); err != nil {
+		return have, fmt.Errorf("dataset: %w", err)
+	}
+	fmt.Fprintf(progress, "dataset: vacuumed in %s\n", time.Since(start).Round(100*time.Millisecond))
 	return store.Count(ctx, convention)
 }
 
