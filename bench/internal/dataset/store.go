@@ -48,9 +48,12 @@ func (st *Store) Close(ctx context.Context) {
 // tables). A PostgreSQL may run with autovacuum off, as this machine's does;
 // on tables vacuumed before it costs about a second.
 func (st *Store) Vacuum(ctx context.Context) error {
-	for name, c := range map[string]*pgx.Conn{"users": st.users, "registrations": st.registrations, "volunteers": st.volunteers} {
-		if _, err := c.Exec(ctx, `VACUUM (ANALYZE)`); err != nil {
-			return fmt.Errorf("vacuuming the %s database: %w", name, err)
+	for _, db := range []struct {
+		name string
+		conn *pgx.Conn
+	}{{"users", st.users}, {"registrations", st.registrations}, {"volunteers", st.volunteers}} {
+		if _, err := db.conn.Exec(ctx, `VACUUM (ANALYZE)`); err != nil {
+			return fmt.Errorf("vacuuming the %s database: %w", db.name, err)
 		}
 	}
 	return nil

@@ -31,6 +31,16 @@ func sample() *report.Report {
 	return r
 }
 
+// containsAll fails t for each of wants that md lacks.
+func containsAll(t *testing.T, md string, wants ...string) {
+	t.Helper()
+	for _, want := range wants {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md)
+		}
+	}
+}
+
 func find(t *testing.T, r *report.Report, prefix string) report.Check {
 	t.Helper()
 	for _, c := range r.Checks {
@@ -85,8 +95,7 @@ func TestDepthRatioIsTheCostOfTheDeepPage(t *testing.T) {
 func TestMarkdownShowsTargetsScenariosAndMachine(t *testing.T) {
 	r := sample()
 	r.Evaluate(report.DefaultTargets())
-	md := r.Markdown()
-	for _, want := range []string{
+	containsAll(t, r.Markdown(),
 		"Test CPU, 2 cores, 8192.0 MiB memory",
 		"| client-credentials tokens/s at concurrency 64 | >= 5000/s | 5200/s | **PASS** |",
 		"| token-client-credentials | `X` | 64 | 5200 | 5.00 | 20.00 | 40.00 | 52000 | 0 |",
@@ -96,11 +105,7 @@ func TestMarkdownShowsTargetsScenariosAndMachine(t *testing.T) {
 		"| users | 120.0 MiB |",
 		"| scenario | conc. | auth | load generator | nginx | total | machine busy |",
 		"| token-client-credentials | 64 | 0.90 | 0.40 | 0.50 | 1.80 | 1.95 |",
-	} {
-		if !strings.Contains(md, want) {
-			t.Errorf("markdown lacks %q:\n%s", want, md)
-		}
-	}
+	)
 }
 
 func TestJSONRoundTrips(t *testing.T) {
@@ -139,12 +144,7 @@ func TestMarkdownSaysHowTheBaselineWasMeasured(t *testing.T) {
 	}
 	r.PgBench[0].Brackets, r.PgBench[0].Runs = report.UserByID, 2
 	r.PgBench = append(r.PgBench, report.PgBench{Clients: 64, Error: "pgbench -S: exit status 1\nconnection refused"})
-	md := r.Markdown()
-	for _, want := range []string{"the mean of the runs bracketing users-get", "| 16 | 2 | **20000** | 10 s | 2 |", "| 64 | 0 | failed: pgbench -S: exit status 1 |"} {
-		if !strings.Contains(md, want) {
-			t.Fatalf("a baseline around the reads: no %q in\n%s", want, md)
-		}
-	}
+	containsAll(t, r.Markdown(), "the mean of the runs bracketing users-get", "| 16 | 2 | **20000** | 10 s | 2 |", "| 64 | 0 | failed: pgbench -S: exit status 1 |")
 }
 
 func TestReadsAreComparedAtEachConcurrencyAndBestAgainstBest(t *testing.T) {
@@ -194,17 +194,12 @@ func TestCPUTableShowsTheProbeWhenMeasured(t *testing.T) {
 		t.Fatalf("a run without probes shows the column:\n%s", md)
 	}
 	r.Scenarios[0].ProbeMillis = 41.96
-	md := r.Markdown()
-	for _, want := range []string{
+	containsAll(t, r.Markdown(),
 		"| scenario | conc. | auth | load generator | nginx | total | machine busy | probe ms |",
 		"|---|---:|---:|---:|---:|---:|---:|---:|",
 		"| token-client-credentials | 64 | 0.90 | 0.40 | 0.50 | 1.80 | 1.95 | 42.0 |",
 		"`probe ms`: the time a fixed single-core workload",
-	} {
-		if !strings.Contains(md, want) {
-			t.Errorf("markdown lacks %q:\n%s", want, md)
-		}
-	}
+	)
 	var back report.Report
 	b, err := json.Marshal(r)
 	if err != nil {

@@ -177,14 +177,13 @@ func (h *Hasher) Check(ctx context.Context, p, encoded string) (bool, error) {
 		return false, err
 	}
 	defer h.slots.Release(1)
-	if encoded == "" {
-		_, _ = Verify(p, h.dummy)
-		return false, nil
+	if encoded != "" {
+		if ok, err := Verify(p, encoded); err == nil {
+			return ok, nil
+		}
 	}
-	ok, err := Verify(p, encoded)
-	if err != nil {
-		_, _ = Verify(p, h.dummy)
-		return false, nil
-	}
-	return ok, nil
+	// No such user, no password, or a malformed stored hash: the same work,
+	// never a match.
+	_, _ = Verify(p, h.dummy)
+	return false, nil
 }
