@@ -42,3 +42,16 @@ func TestProbeTimesTheWorkload(t *testing.T) {
 	}
 	t.Logf("probe: %v", d)
 }
+
+func TestLoopbackProbeTimesRoundTrips(t *testing.T) {
+	d, err := machine.LoopbackProbe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A loopback round trip takes microseconds: under 100 ns would be no
+	// system call at all, over 100 ms a broken network stack.
+	if d < 100*time.Nanosecond || d > 100*time.Millisecond {
+		t.Fatalf("round trip took %v", d)
+	}
+	t.Logf("loopback round trip: %v", d)
+}

@@ -75,7 +75,11 @@ type Scenario struct {
 	// services idle), the mean of just before and just after the
 	// measurement: it rises when the host gives this machine less CPU.
 	ProbeMillis float64 `json:"probeMs,omitempty"`
-	Skipped     string  `json:"skipped,omitempty"`
+	// LoopbackMicros is machine.LoopbackProbe's time per round trip over
+	// loopback TCP (services idle), the mean of just before and just after:
+	// it rises when system calls and wake-ups get dearer.
+	LoopbackMicros float64 `json:"loopbackUs,omitempty"`
+	Skipped        string  `json:"skipped,omitempty"`
 }
 
 // PgBench is the `pgbench -S` baseline of the same run at one number of
@@ -303,15 +307,21 @@ func (r *Report) cpuTable(w func(string, ...any)) {
 	_, machine := groups[machineBusy]
 	delete(groups, machineBusy)
 	names := sortedKeys(groups)
-	probe := false
+	probe, loopback := false, false
 	for _, s := range r.Scenarios {
 		probe = probe || s.ProbeMillis > 0
+		loopback = loopback || s.LoopbackMicros > 0
 	}
 	w("\n## CPU used during each measurement (cores, of %d)\n\n", r.Machine.Cores)
 	if probe {
 		w("`probe ms`: the time a fixed single-core workload (SHA-256 of 64 MiB) took with the services idle, " +
 			"the mean of just before and just after the measurement. It rises when the host gives this machine less CPU, " +
 			"which no other column shows: compare a scenario across runs only when their probes agree.\n\n")
+	}
+	if loopback {
+		w("`loopback µs`: one round trip of 64 bytes over loopback TCP between two goroutines, services idle, " +
+			"the mean of just before and just after the measurement. It rises when system calls and wake-ups get dearer, " +
+			"which the probe's pure computation does not show.\n\n")
 	}
 	w("| scenario | conc. |")
 	for _, n := range names {
@@ -324,6 +334,9 @@ func (r *Report) cpuTable(w func(string, ...any)) {
 	if probe {
 		w(" probe ms |")
 	}
+	if loopback {
+		w(" loopback µs |")
+	}
 	w("\n|---|---:|")
 	for range names {
 		w("---:|")
@@ -333,6 +346,9 @@ func (r *Report) cpuTable(w func(string, ...any)) {
 		w("---:|")
 	}
 	if probe {
+		w("---:|")
+	}
+	if loopback {
 		w("---:|")
 	}
 	w("\n")
@@ -352,6 +368,9 @@ func (r *Report) cpuTable(w func(string, ...any)) {
 		}
 		if probe {
 			w(" %.1f |", s.ProbeMillis)
+		}
+		if loopback {
+			w(" %.1f |", s.LoopbackMicros)
 		}
 		w("\n")
 	}

@@ -209,3 +209,26 @@ func TestCPUTableShowsTheProbeWhenMeasured(t *testing.T) {
 		t.Fatalf("probe lost in JSON: %v %+v", err, back.Scenarios[0])
 	}
 }
+
+func TestCPUTableShowsTheLoopbackProbeWhenMeasured(t *testing.T) {
+	r := sample()
+	r.Scenarios[0].ProbeMillis = 41.96
+	if md := r.Markdown(); strings.Contains(md, "loopback µs") {
+		t.Fatalf("a run without loopback probes shows the column:\n%s", md)
+	}
+	r.Scenarios[0].LoopbackMicros = 23.44
+	containsAll(t, r.Markdown(),
+		"| scenario | conc. | auth | load generator | nginx | total | machine busy | probe ms | loopback µs |",
+		"|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+		"| token-client-credentials | 64 | 0.90 | 0.40 | 0.50 | 1.80 | 1.95 | 42.0 | 23.4 |",
+		"`loopback µs`: one round trip of 64 bytes over loopback TCP",
+	)
+	var back report.Report
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &back); err != nil || back.Scenarios[0].LoopbackMicros != 23.44 {
+		t.Fatalf("loopback probe lost in JSON: %v %+v", err, back.Scenarios[0])
+	}
+}

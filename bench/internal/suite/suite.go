@@ -301,6 +301,7 @@ func runGroup(ctx context.Context, group []scenario, c int, o Options, pids map[
 	// How fast the host lets this machine run, with the services idle: just
 	// before, and just after the measurement.
 	probeBefore := machine.Probe()
+	loopbackBefore, loopbackErr := machine.LoopbackProbe()
 	// The baseline brackets the measurement: before the warm-up (pgbench
 	// evicts the users' pages from shared buffers), and the reads then warm
 	// up as long as pgbench does.
@@ -360,16 +361,24 @@ func runGroup(ctx context.Context, group []scenario, c int, o Options, pids map[
 		}
 	}
 	probeAfter := machine.Probe()
+	loopbackAfter, err := machine.LoopbackProbe()
+	loopbackErr = errors.Join(loopbackErr, err)
 	pg.measure(ctx, o.Duration/2) // ... and after
 	pg.finish()
 	for i := range group {
 		if results[i].Skipped == "" {
 			m[i].fill(&results[i])
 			results[i].ProbeMillis = float64(probeBefore+probeAfter) / 2 / float64(time.Millisecond)
+			if loopbackErr == nil {
+				results[i].LoopbackMicros = float64(loopbackBefore+loopbackAfter) / 2 / float64(time.Microsecond)
+			}
 		}
 		for _, err := range m[i].profileErrs {
 			fmt.Fprintf(o.Progress, "    %v\n", err)
 		}
+	}
+	if loopbackErr != nil {
+		fmt.Fprintf(o.Progress, "    loopback probe: %v\n", loopbackErr)
 	}
 	return results
 }
