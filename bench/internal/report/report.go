@@ -4,6 +4,7 @@ package report
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -307,21 +308,16 @@ func (r *Report) cpuTable(w func(string, ...any)) {
 	_, machine := groups[machineBusy]
 	delete(groups, machineBusy)
 	names := sortedKeys(groups)
-	probe, loopback := false, false
-	for _, s := range r.Scenarios {
-		probe = probe || s.ProbeMillis > 0
-		loopback = loopback || s.LoopbackMicros > 0
+	// The host probes go last, each only when the run measured it.
+	var probes []probeColumn
+	for _, p := range probeColumns {
+		if slices.ContainsFunc(r.Scenarios, func(s Scenario) bool { return p.value(s) > 0 }) {
+			probes = append(probes, p)
+		}
 	}
 	w("\n## CPU used during each measurement (cores, of %d)\n\n", r.Machine.Cores)
-	if probe {
-		w("`probe ms`: the time a fixed single-core workload (SHA-256 of 64 MiB) took with the services idle, " +
-			"the mean of just before and just after the measurement. It rises when the host gives this machine less CPU, " +
-			"which no other column shows: compare a scenario across runs only when their probes agree.\n\n")
-	}
-	if loopback {
-		w("`loopback µs`: one round trip of 64 bytes over loopback TCP between two goroutines, services idle, " +
-			"the mean of just before and just after the measurement. It rises when system calls and wake-ups get dearer, " +
-			"which the probe's pure computation does not show.\n\n")
+	for _, p := range probes {
+		w("%s\n\n", p.legend)
 	}
 	w("| scenario | conc. |")
 	for _, n := range names {
@@ -331,24 +327,14 @@ func (r *Report) cpuTable(w func(string, ...any)) {
 	if machine {
 		w(" machine busy |")
 	}
-	if probe {
-		w(" probe ms |")
-	}
-	if loopback {
-		w(" loopback µs |")
+	for _, p := range probes {
+		w(" %s |", p.head)
 	}
 	w("\n|---|---:|")
-	for range names {
+	for range len(names) + 1 + len(probes) {
 		w("---:|")
 	}
-	w("---:|")
 	if machine {
-		w("---:|")
-	}
-	if probe {
-		w("---:|")
-	}
-	if loopback {
 		w("---:|")
 	}
 	w("\n")
@@ -366,14 +352,29 @@ func (r *Report) cpuTable(w func(string, ...any)) {
 		if machine {
 			w(" %.2f |", s.CPUCores[machineBusy])
 		}
-		if probe {
-			w(" %.1f |", s.ProbeMillis)
-		}
-		if loopback {
-			w(" %.1f |", s.LoopbackMicros)
+		for _, p := range probes {
+			w(" %.1f |", p.value(s))
 		}
 		w("\n")
 	}
+}
+
+// probeColumn is a host probe shown in the CPU table: its header, the
+// sentence above the table that explains it, and its figure per scenario.
+type probeColumn struct {
+	head, legend string
+	value        func(Scenario) float64
+}
+
+var probeColumns = []probeColumn{
+	{"probe ms", "`probe ms`: the time a fixed single-core workload (SHA-256 of 64 MiB) took with the services idle, " +
+		"the mean of just before and just after the measurement. It rises when the host gives this machine less CPU, " +
+		"which no other column shows: compare a scenario across runs only when their probes agree.",
+		func(s Scenario) float64 { return s.ProbeMillis }},
+	{"loopback µs", "`loopback µs`: one round trip of 64 bytes over loopback TCP between two goroutines, services idle, " +
+		"the mean of just before and just after the measurement. It rises when system calls and wake-ups get dearer, " +
+		"which the probe's pure computation does not show.",
+		func(s Scenario) float64 { return s.LoopbackMicros }},
 }
 
 // machineBusy is procstat.MachineBusy (the report does not import procstat).
