@@ -3,6 +3,10 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"html"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"strings"
@@ -48,6 +52,16 @@ func run(t *testing.T, ctx context.Context, actions ...chromedp.Action) {
 		var loc, body string
 		_ = chromedp.Run(ctx, chromedp.Location(&loc), chromedp.OuterHTML("body", &body, chromedp.ByQuery))
 		t.Fatalf("browser: %v\nat %s\n%s", err, loc, body)
+	}
+}
+
+// signOut opens the logout page and presses its Sign out button.
+func signOut(gw string) chromedp.Tasks {
+	return chromedp.Tasks{
+		chromedp.Navigate(gw + "/oauth/logout"),
+		chromedp.WaitVisible(`//button[normalize-space(.)="Sign out"]`, chromedp.BySearch),
+		chromedp.Click(`//button[normalize-space(.)="Sign out"]`, chromedp.BySearch),
+		chromedp.WaitVisible(`//h1[contains(., "You are signed out")]`, chromedp.BySearch),
 	}
 }
 
@@ -175,7 +189,7 @@ func TestAuthBrowserFlow(t *testing.T) {
 	t.Run("a user lacking a sensitive scope sees the invalid request page", func(t *testing.T) {
 		var text string
 		run(t, ctx,
-			chromedp.Navigate(gw+"/oauth/logout"),
+			signOut(gw),
 			chromedp.Navigate(authApp(gw, authStaffID, authStaffSecret, "pii:basic", "user:read").AuthCodeURL("state-5")),
 			signIn(authBob, authBobPass),
 			chromedp.WaitVisible(`//h1[contains(., "Invalid request")]`, chromedp.BySearch),
@@ -197,4 +211,39 @@ func TestAuthBrowserFlow(t *testing.T) {
 		}
 		cb.none(t)
 	})
+}
+
+// TestLogoutThroughTheGatewayNeedsConfirmation: a signed-in browser's session
+// survives a GET of /oauth/logout sent from another origin (an image) or
+// followed as a link, and ends only with the confirmed POST of the Sign out
+// button, which then returns to the app.
+func TestLogoutThroughTheGatewayNeedsConfirmation(t *testing.T) {
+	s := stack.Start(t, stack.Options{})
+	gw := s.GatewayURL
+	cb := startAuthCallback(t)
+	ctx := chromium(t)
+	run(t, ctx, chromedp.Navigate(gw+"/oauth/login?next=/oauth/apps"), signIn(authAlice, authAlicePass),
+		chromedp.WaitVisible(`//h1[contains(., "Your authorized apps")]`, chromedp.BySearch))
+	// Another site's page (another origin of the same site, so the
+	// SameSite=Lax session cookie goes along) embeds the logout URL.
+	logout := gw + "/oauth/logout?" + url.Values{"next": {authRedirectURI}, "client_id": {authBadgeID}}.Encode()
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_, _ = io.WriteString(w, `<!doctype html><title>elsewhere</title><img src="`+html.EscapeString(logout)+
+			`" onload="document.title='fetched'" onerror="document.title='fetched'">`)
+	}))
+	defer other.Close()
+	signedIn := chromedp.Tasks{chromedp.Navigate(gw + "/oauth/apps"), chromedp.WaitVisible(`//h1[contains(., "Your authorized apps")]`, chromedp.BySearch)}
+	run(t, ctx, signedIn)
+	run(t, ctx, chromedp.Navigate(other.URL), chromedp.Poll(`document.title === "fetched"`, nil))
+	run(t, ctx, signedIn)
+	// Followed as a link (a top-level GET): the confirmation page, still signed in.
+	run(t, ctx, chromedp.Navigate(logout), chromedp.WaitVisible(`//button[normalize-space(.)="Sign out"]`, chromedp.BySearch))
+	cb.none(t)
+	run(t, ctx, signedIn)
+	// Confirmed: signed out, and back at the app.
+	run(t, ctx, chromedp.Navigate(logout), chromedp.WaitVisible(`//button[normalize-space(.)="Sign out"]`, chromedp.BySearch),
+		chromedp.Click(`//button[normalize-space(.)="Sign out"]`, chromedp.BySearch), chromedp.WaitVisible(`#app-callback`, chromedp.ByQuery))
+	cb.wait(t)
+	run(t, ctx, chromedp.Navigate(gw+"/oauth/apps"), chromedp.WaitVisible(`#username`, chromedp.ByQuery))
 }

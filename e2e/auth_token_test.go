@@ -68,8 +68,14 @@ func TestAuthTokenConcurrency(t *testing.T) {
 		}
 	})
 	t.Run("logout through the gateway returns to the app", func(t *testing.T) {
-		status, h, _ := b.do(http.MethodGet, gw+"/oauth/logout?"+url.Values{"next": {authRedirectURI}, "client_id": {authBadgeID}}.Encode(), nil)
-		if status != http.StatusFound || h.Get("Location") != authRedirectURI {
+		back := url.Values{"next": {authRedirectURI}, "client_id": {authBadgeID}}
+		status, _, page := b.do(http.MethodGet, gw+"/oauth/logout?"+back.Encode(), nil)
+		if status != http.StatusOK || !strings.Contains(page, ">Sign out</button>") {
+			t.Fatalf("want the confirmation page: %d\n%s", status, page)
+		}
+		back.Set("csrf_token", authField(t, authCSRFRe, page))
+		status, h, _ := b.do(http.MethodPost, gw+"/oauth/logout", back)
+		if status != http.StatusSeeOther || h.Get("Location") != authRedirectURI {
 			t.Fatalf("%d %v", status, h)
 		}
 	})

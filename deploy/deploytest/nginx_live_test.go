@@ -46,35 +46,8 @@ func TestGatewayRoutesLive(t *testing.T) {
 		upstream[svc] = srv.Listener.Addr().String()
 	}
 
-	dir := t.TempDir()
-	certFile, keyFile := writeSelfSignedCert(t, dir)
 	httpAddr, tlsAddr := freeAddr(t), freeAddr(t)
-	conf := renderGateway(t, gatewayParams{
-		Prefix: dir, HTTPListen: httpAddr, TLSListen: tlsAddr, CertFile: certFile, KeyFile: keyFile,
-		Auth: upstream["auth"], Users: upstream["users"], Volunteers: upstream["volunteers"], Registrations: upstream["registrations"],
-		Daemon: false, ErrorLog: filepath.Join(dir, "error.log"), AccessLog: filepath.Join(dir, "access.log"),
-	})
-	confFile := filepath.Join(dir, "nginx.conf")
-	if err := os.WriteFile(confFile, []byte(conf), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	// Its own process group, so the workers go with the master; output to files,
-	// since a worker would otherwise hold the test's stdout open.
-	cmd := exec.Command(nginx, "-p", dir, "-e", filepath.Join(dir, "startup.log"), "-c", confFile)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	out, err := os.Create(filepath.Join(dir, "output.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer out.Close()
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("starting nginx: %v", err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() { stopNginx(t, cmd, exited) })
-	waitListening(t, httpAddr, exited, dir)
+	startGateway(t, nginx, httpAddr, tlsAddr, upstream, "")
 
 	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
 		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, // the test's own self-signed certificate
@@ -121,6 +94,109 @@ func TestGatewayRoutesLive(t *testing.T) {
 	if status, servedBy, _ := get("https://"+tlsAddr, "/.well-known/jwks.json"); status != http.StatusOK || servedBy != "auth" {
 		t.Errorf("TLS listener: /.well-known/jwks.json got %d from %q, want 200 from auth", status, servedBy)
 	}
+}
+
+// startGateway renders the template for the listeners and upstreams given
+// and runs the real nginx with it until the test ends.
+func startGateway(t *testing.T, nginx, httpAddr, tlsAddr string, upstream map[string]string, httpsOrigin string) {
+	t.Helper()
+	dir := t.TempDir()
+	certFile, keyFile := writeSelfSignedCert(t, dir)
+	conf := renderGateway(t, gatewayParams{
+		Prefix: dir, HTTPListen: httpAddr, TLSListen: tlsAddr, CertFile: certFile, KeyFile: keyFile,
+		Auth: upstream["auth"], Users: upstream["users"], Volunteers: upstream["volunteers"], Registrations: upstream["registrations"],
+		Daemon: false, ErrorLog: filepath.Join(dir, "error.log"), AccessLog: filepath.Join(dir, "access.log"), HTTPSOrigin: httpsOrigin,
+	})
+	confFile := filepath.Join(dir, "nginx.conf")
+	if err := os.WriteFile(confFile, []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Its own process group, so the workers go with the master; output to files,
+	// since a worker would otherwise hold the test's stdout open.
+	cmd := exec.Command(nginx, "-p", dir, "-e", filepath.Join(dir, "startup.log"), "-c", confFile)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	out, err := os.Create(filepath.Join(dir, "output.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting nginx: %v", err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() { stopNginx(t, cmd, exited) })
+	waitListening(t, httpAddr, exited, dir)
+}
+
+// TestNginxHTTPS: over TLS every answer carries HSTS, error pages
+// included; over plain http none does; and when the public origin is https,
+// plain-HTTP /oauth/ is a 308 there while the API stays reachable over http.
+func TestNginxHTTPS(t *testing.T) {
+	nginx, err := exec.LookPath("nginx")
+	if err != nil {
+		t.Skip("nginx is not installed (apt-get install nginx-light)")
+	}
+	upstream := map[string]string{}
+	for _, svc := range services {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("X-Upstream", svc)
+			_, _ = io.WriteString(w, svc)
+		}))
+		t.Cleanup(srv.Close)
+		upstream[svc] = srv.Listener.Addr().String()
+	}
+	upstream["registrations"] = freeAddr(t) // nothing listens: the gateway's 503 page
+	httpAddr, tlsAddr := freeAddr(t), freeAddr(t)
+	origin := "https://" + tlsAddr
+	startGateway(t, nginx, httpAddr, tlsAddr, upstream, origin)
+
+	client := &http.Client{Timeout: 5 * time.Second,
+		Transport:     &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}, // the test's own self-signed certificate
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	get := func(t *testing.T, u string) *http.Response {
+		t.Helper()
+		resp, err := client.Get(u)
+		if err != nil {
+			t.Fatalf("GET %s: %v", u, err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp
+	}
+	t.Run("every answer over TLS carries Strict-Transport-Security, error answers included", func(t *testing.T) {
+		for uri, status := range map[string]int{"/.well-known/jwks.json": 200, "/oauth/authorize": 200, "/": 200, "/nope": 404,
+			"/api/v0/registration/search": 503} {
+			resp := get(t, origin+uri)
+			if resp.StatusCode != status || resp.Header.Get("Strict-Transport-Security") != "max-age=31536000" {
+				t.Errorf("%s: %d, Strict-Transport-Security %q", uri, resp.StatusCode, resp.Header.Get("Strict-Transport-Security"))
+			}
+		}
+	})
+	t.Run("plain http carries no HSTS and still serves the API", func(t *testing.T) {
+		resp := get(t, "http://"+httpAddr+"/api/v0/roles")
+		if resp.StatusCode != 200 || resp.Header.Get("X-Upstream") != "users" || resp.Header.Get("Strict-Transport-Security") != "" {
+			t.Errorf("%d from %q, HSTS %q", resp.StatusCode, resp.Header.Get("X-Upstream"), resp.Header.Get("Strict-Transport-Security"))
+		}
+	})
+	t.Run("plain-HTTP /oauth/ is a 308 to the https origin, path and query kept", func(t *testing.T) {
+		resp := get(t, "http://"+httpAddr+"/oauth/authorize?client_id=502&state=a%20b")
+		if resp.StatusCode != http.StatusPermanentRedirect || resp.Header.Get("Location") != origin+"/oauth/authorize?client_id=502&state=a%20b" ||
+			resp.Header.Get("X-Upstream") != "" {
+			t.Errorf("%d Location %q from %q", resp.StatusCode, resp.Header.Get("Location"), resp.Header.Get("X-Upstream"))
+		}
+		if resp := get(t, origin+"/oauth/authorize"); resp.StatusCode != 200 || resp.Header.Get("X-Upstream") != "auth" {
+			t.Errorf("over TLS /oauth/ is not served by auth: %d %q", resp.StatusCode, resp.Header.Get("X-Upstream"))
+		}
+	})
+	t.Run("without an https origin, plain-HTTP /oauth/ is served", func(t *testing.T) {
+		plainHTTP, plainTLS := freeAddr(t), freeAddr(t)
+		startGateway(t, nginx, plainHTTP, plainTLS, upstream, "")
+		if resp := get(t, "http://"+plainHTTP+"/oauth/authorize"); resp.StatusCode != 200 || resp.Header.Get("X-Upstream") != "auth" {
+			t.Errorf("%d from %q", resp.StatusCode, resp.Header.Get("X-Upstream"))
+		}
+	})
 }
 
 // stopNginx asks nginx to quit (SIGTERM: fast shutdown, workers included) and

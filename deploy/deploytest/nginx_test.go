@@ -16,6 +16,9 @@ type gatewayParams struct {
 	Auth, Users, Volunteers, Registrations           string
 	Daemon                                           bool
 	User, ErrorLog, AccessLog                        string
+	// HTTPSOrigin is the public https origin (set when the issuer is https):
+	// plain-HTTP /oauth/ is redirected there.
+	HTTPSOrigin string
 }
 
 // composeGateway is how docker compose runs the gateway (docker-compose.yaml).
@@ -33,6 +36,7 @@ var composeGateway = gatewayParams{
 	User:          "",
 	ErrorLog:      "/dev/stderr",
 	AccessLog:     "/dev/stdout",
+	HTTPSOrigin:   "https://127.0.0.1:8443", // AUTH_ISSUER in docker-compose.yaml
 }
 
 const composeConfHeader = "# GENERATED from deploy/nginx/nginx.conf.tmpl for docker compose; do not edit.\n" +
@@ -78,6 +82,26 @@ func TestComposeGatewayConfig(t *testing.T) {
 	}
 	if strings.Join(listens, ",") != "8080,8443 ssl" {
 		t.Errorf("compose.conf listens on %q, want 8080 and 8443 ssl", listens)
+	}
+	var hsts *directive
+	for _, d := range server.all("add_header") {
+		if len(d.args) > 0 && d.args[0] == "Strict-Transport-Security" {
+			hsts = d
+		}
+	}
+	if hsts == nil || strings.Join(hsts.args, " ") != "Strict-Transport-Security $hsts always" {
+		t.Errorf("compose.conf: the TLS server must send HSTS always, got %v", hsts)
+	}
+	var oauthRedirect *directive
+	for _, loc := range server.all("location") {
+		if len(loc.args) == 1 && loc.args[0] == "/oauth/" {
+			if ifs := loc.find("if"); ifs != nil {
+				oauthRedirect = ifs.find("return")
+			}
+		}
+	}
+	if oauthRedirect == nil || strings.Join(oauthRedirect.args, " ") != "308 https://127.0.0.1:8443$request_uri" {
+		t.Errorf("compose.conf: plain-HTTP /oauth/ must be a 308 to the https issuer's origin, got %v", oauthRedirect)
 	}
 	for _, up := range conf.find("http").all("upstream") {
 		name := up.args[0]

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -371,6 +372,7 @@ func (s *Stack) environment(name, dsn string) []string {
 		"CLIENT_SECRET_KEY":       c.ClientSecretKey,
 		"USERS_INTERNAL_URL":      s.Services["users"].InternalURL,
 		"VOLUNTEERS_INTERNAL_URL": s.Services["volunteers"].InternalURL,
+		"AUTH_INTERNAL_URL":       s.Services["auth"].InternalURL,
 		"SHUTDOWN_TIMEOUT":        "10s",
 	}
 	for k, v := range c.Env {
@@ -388,6 +390,21 @@ func (s *Stack) environment(name, dsn string) []string {
 		out = append(out, k+"="+v)
 	}
 	return out
+}
+
+// httpsOrigin is the origin of the issuer when it is https (then plain-HTTP
+// /oauth/ is redirected there), else empty: the local stack's issuer is the
+// http gateway URL, so its browser flows stay on http.
+func (s *Stack) httpsOrigin() string {
+	issuer := s.Issuer
+	if v, ok := s.cfg.Env["AUTH_ISSUER"]; ok {
+		issuer = v
+	}
+	u, err := url.Parse(issuer)
+	if err != nil || u.Scheme != "https" || u.Host == "" {
+		return ""
+	}
+	return "https://" + u.Host
 }
 
 // Env returns the service's environment (KEY=VALUE lines), e.g. to run its
@@ -585,7 +602,7 @@ func (s *Stack) startNginx(ctx context.Context, httpPort, tlsPort int) error {
 		"CertFile": cert, "KeyFile": key, "ErrorLog": filepath.Join(prefix, "error.log"), "AccessLog": filepath.Join(prefix, "access.log"),
 		"Auth": host(s.Services["auth"].PublicURL), "Users": host(s.Services["users"].PublicURL),
 		"Volunteers": host(s.Services["volunteers"].PublicURL), "Registrations": host(s.Services["registrations"].PublicURL),
-		"Daemon": false, "User": user,
+		"Daemon": false, "User": user, "HTTPSOrigin": s.httpsOrigin(),
 	}
 	var conf bytes.Buffer
 	if err := tmpl.Execute(&conf, data); err != nil {

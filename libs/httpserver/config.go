@@ -1,6 +1,11 @@
 package httpserver
 
-import "time"
+import (
+	"fmt"
+	"net/netip"
+	"strings"
+	"time"
+)
 
 // Config holds the listener settings every service shares; embed it in a
 // service's configuration struct.
@@ -19,9 +24,30 @@ type Config struct {
 	// Pprof serves Go's profiles under /debug/pprof/ on the internal listener
 	// (never the public one): CPU, heap, goroutines, mutex and block.
 	Pprof bool `env:"PPROF_ENABLED" envDefault:"false"`
+	// TrustedProxies are the peers (CIDRs or addresses) whose X-Forwarded-For
+	// and X-Real-IP headers name the client; from any other peer those headers
+	// are ignored and the peer's own address is the client's. The default is
+	// loopback: the local gateway. In a cluster, the ingress controller's pods.
+	TrustedProxies []string `env:"TRUSTED_PROXIES" envSeparator:"," envDefault:"127.0.0.1/32,::1/128"`
 	// Tracing makes a span of every request (otelgin). Off, requests only
 	// take up the caller's trace context (W3C traceparent), so that log lines
 	// and outgoing calls carry the caller's trace id. Not read from the
 	// environment: the service sets it from telemetry.TracesEnabled.
 	Tracing bool
+}
+
+// CheckTrustedProxies reports an entry of TRUSTED_PROXIES that is neither a
+// CIDR nor an address.
+func (c Config) CheckTrustedProxies() error {
+	for _, p := range c.TrustedProxies {
+		p = strings.TrimSpace(p)
+		if _, err := netip.ParsePrefix(p); err == nil {
+			continue
+		}
+		if _, err := netip.ParseAddr(p); err == nil {
+			continue
+		}
+		return fmt.Errorf("TRUSTED_PROXIES: %q is neither a CIDR (10.0.0.0/8) nor an IP address", p)
+	}
+	return nil
 }

@@ -74,6 +74,12 @@ func (s *Server) newEngine(red *redMetrics, listener string) *gin.Engine {
 	e.RedirectTrailingSlash = false
 	e.RedirectFixedPath = false
 	e.ContextWithFallback = true
+	// c.ClientIP() is the peer, or what a trusted proxy says the client is.
+	e.RemoteIPHeaders = []string{"X-Forwarded-For", "X-Real-IP"}
+	if err := e.SetTrustedProxies(trimmed(s.cfg.TrustedProxies)); err != nil {
+		s.log.Error("TRUSTED_PROXIES is invalid: trusting no proxy", "error", err.Error())
+		_ = e.SetTrustedProxies(nil)
+	}
 	e.Use(
 		s.traceContext(),
 		s.recoverer(),
@@ -84,6 +90,16 @@ func (s *Server) newEngine(red *redMetrics, listener string) *gin.Engine {
 	e.NoRoute(func(c *gin.Context) { apierror.Abort(c, apierror.NotFound("No such endpoint.")) })
 	e.NoMethod(func(c *gin.Context) { apierror.Abort(c, apierror.MethodNotAllowed()) })
 	return e
+}
+
+func trimmed(list []string) []string {
+	out := make([]string, 0, len(list))
+	for _, v := range list {
+		if v = strings.TrimSpace(v); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // servePprof serves net/http/pprof's index and profiles (PPROF_ENABLED).

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"time"
 
 	"github.com/gin-gonic/gin"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/eventreg/eventreg/libs/authapi"
 	"github.com/eventreg/eventreg/libs/config"
 	"github.com/eventreg/eventreg/libs/cursor"
 	"github.com/eventreg/eventreg/libs/ratelimit"
@@ -23,17 +25,51 @@ type Resource struct {
 	AuthJWKSURL   string        `env:"AUTH_JWKS_URL,required"`
 	TokenAudience string        `env:"TOKEN_AUDIENCE" envDefault:"eventreg-api"`
 	TokenLeeway   time.Duration `env:"TOKEN_LEEWAY" envDefault:"30s"`
-	CursorKey     string        `env:"CURSOR_KEY,required,unset"`
-	ConventionID  string        `env:"CONVENTION_ID,required"`
-	RedisURL      string        `env:"REDIS_URL"`
+	// JWKSRefresh bounds how long a key removed from the JWKS (retired or
+	// revoked) and the tokens it signed stay accepted.
+	JWKSRefresh time.Duration `env:"JWKS_REFRESH_INTERVAL" envDefault:"5m"`
+	// AuthRevocationsURL is auth's revocation feed; empty means the
+	// /internal/revocations path on AUTH_JWKS_URL's scheme and host.
+	AuthRevocationsURL string        `env:"AUTH_REVOCATIONS_URL"`
+	RevocationPoll     time.Duration `env:"REVOCATION_POLL_INTERVAL" envDefault:"2s"`
+	CursorKey          string        `env:"CURSOR_KEY,required,unset"`
+	ConventionID       string        `env:"CONVENTION_ID,required"`
+	RedisURL           string        `env:"REDIS_URL"`
 	// RateLimit is the per-client limit of the public API (applied when
 	// Redis is configured; see ResourceDeps.RateLimit).
 	RateLimit ratelimit.Config
 }
 
-// Validate checks lengths the types cannot.
+// Validate checks lengths, intervals and URLs the types cannot.
 func (r *Resource) Validate() error {
-	return errors.Join(config.MinLength("CURSOR_KEY", r.CursorKey, cursor.MinKeyLength), r.RateLimit.Validate())
+	errs := []error{config.MinLength("CURSOR_KEY", r.CursorKey, cursor.MinKeyLength), r.RateLimit.Validate()}
+	if r.RevocationPoll < 100*time.Millisecond {
+		errs = append(errs, errors.New("REVOCATION_POLL_INTERVAL must be at least 100ms"))
+	}
+	if r.JWKSRefresh < time.Second {
+		errs = append(errs, errors.New("JWKS_REFRESH_INTERVAL must be at least 1s"))
+	}
+	if _, err := r.revocationsURL(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// revocationsURL is AUTH_REVOCATIONS_URL, or the feed's path on the host
+// of AUTH_JWKS_URL (auth's internal listener).
+func (r *Resource) revocationsURL() (string, error) {
+	raw, name := r.AuthRevocationsURL, "AUTH_REVOCATIONS_URL"
+	if raw == "" {
+		raw, name = r.AuthJWKSURL, "AUTH_JWKS_URL"
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", fmt.Errorf("%s must be an http(s) URL, got %q", name, raw)
+	}
+	if r.AuthRevocationsURL != "" {
+		return raw, nil
+	}
+	return u.Scheme + "://" + u.Host + authapi.PathRevocations, nil
 }
 
 // ResourceDeps are what Resource builds for serve.
@@ -47,11 +83,17 @@ type ResourceDeps struct {
 	RateLimit gin.HandlerFunc
 }
 
-// StartResource builds the token validator (keys fetched now and kept fresh
-// until ctx ends), the cursor codec and the optional Redis client, and adds
-// their readiness checks to rt.
+// StartResource builds the token validator (keys fetched now and kept fresh,
+// revocations polled, until ctx ends), the cursor codec and the optional
+// Redis client, and adds their readiness checks to rt. Readiness does not
+// wait for the revocation feed.
 func StartResource(ctx context.Context, rt *Runtime, r Resource) (*ResourceDeps, error) {
-	v, err := tokenauth.New(tokenauth.Config{JWKSURL: r.AuthJWKSURL, Issuer: r.AuthIssuer, Audience: r.TokenAudience, Leeway: r.TokenLeeway})
+	feed, err := r.revocationsURL()
+	if err != nil {
+		return nil, fmt.Errorf("configuration: %w", err)
+	}
+	v, err := tokenauth.New(tokenauth.Config{JWKSURL: r.AuthJWKSURL, Issuer: r.AuthIssuer, Audience: r.TokenAudience, Leeway: r.TokenLeeway,
+		RefreshEvery: r.JWKSRefresh, RevocationsURL: feed, RevocationPoll: r.RevocationPoll, Log: rt.Log})
 	if err != nil {
 		return nil, fmt.Errorf("configuration: %w", err)
 	}

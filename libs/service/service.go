@@ -86,6 +86,9 @@ func Start(ctx context.Context, name string, base Base, set migrations.Set) (*Ru
 	if err != nil {
 		return nil, fmt.Errorf("configuration: %w", err)
 	}
+	if err := base.CheckTrustedProxies(); err != nil {
+		return nil, fmt.Errorf("configuration: %w", err)
+	}
 	log := logging.New(os.Stderr, level, name)
 	tuneGC(os.Getenv)
 	shutdownTelemetry, err := telemetry.Setup(ctx, name, Version)

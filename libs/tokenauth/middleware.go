@@ -13,8 +13,8 @@ import (
 const claimsKey = "tokenauth.claims"
 
 // Middleware requires a valid bearer token and stores its claims in the gin
-// context. Missing or bad tokens get 401 "Invalid token.", expired ones 401
-// "Token expired.", both with a WWW-Authenticate challenge.
+// context. Missing, bad or revoked tokens get 401 "Invalid token.", expired
+// ones 401 "Token expired.", both with a WWW-Authenticate challenge.
 func (v *Validator) Middleware() gin.HandlerFunc {
 	return func(c *gin.Context) {
 		raw, ok := bearer(c.GetHeader("Authorization"))

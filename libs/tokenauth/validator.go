@@ -1,15 +1,21 @@
 // Package tokenauth validates the access tokens (RFC 9068 JWTs) that resource
 // services receive: keys come from the auth service's JWKS, fetched and cached,
 // refetched on an unknown key id at most once per MinRefresh; a token verified
-// once is remembered until it expires. Gin middleware turns failures into the
-// API's 401 and 403 bodies.
+// once is remembered until it expires, its key leaves the JWKS or auth's
+// revocation feed lists it. Gin middleware turns failures into the API's 401
+// and 403 bodies.
 package tokenauth
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
+	"mime"
 	"net/http"
+	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -28,7 +34,13 @@ var (
 	ErrInvalid     = errors.New("invalid token")
 	ErrExpired     = errors.New("token expired")
 	ErrUnavailable = errors.New("signing keys unavailable") // JWKS never fetched
+	// ErrRevoked is a token whose jti or sid the revocation feed lists. It
+	// wraps ErrInvalid: a revoked token is answered like an invalid one.
+	ErrRevoked = fmt.Errorf("%w: revoked", ErrInvalid)
 )
+
+// maxDocument bounds a JWKS or revocation-feed answer.
+const maxDocument = 1 << 20
 
 // Allowed signing algorithms: asymmetric only, never "none", never HMAC.
 var allowedAlgs = map[jwa.SignatureAlgorithm]bool{
@@ -46,12 +58,20 @@ type Config struct {
 	// unknown key ids (default 5s).
 	MinRefresh time.Duration
 	// RefreshEvery re-reads the JWKS in the background (default 5m), so that
-	// retired keys are dropped.
+	// retired and revoked keys are dropped, with the tokens they signed.
 	RefreshEvery time.Duration
+	// RevocationsURL is auth's revocation feed (GET ?after=cursor); empty
+	// means no feed: only expiry and key removal end a token.
+	RevocationsURL string
+	// RevocationPoll is how often Start's goroutine polls the feed (default 2s).
+	RevocationPoll time.Duration
 	// CacheSize bounds the verified-token cache (default 50,000).
 	CacheSize int
-	// HTTPClient fetches the JWKS (default: 5s timeout).
+	// HTTPClient fetches the JWKS and the feed (default: 5s timeout).
 	HTTPClient *http.Client
+	// Log receives background fetch failures, at most one a minute for each
+	// source (default: discarded).
+	Log *slog.Logger
 	// Now is the clock (tests).
 	Now func() time.Time
 }
@@ -63,6 +83,9 @@ type Claims struct {
 	Scopes   []string
 	Expiry   time.Time
 	ID       string
+	// SessionID is the sid claim: the refresh-token family an OBO token was
+	// issued from ("" for service tokens).
+	SessionID string
 	// UserID is the user an OBO token acts for; 0 for service tokens (sub "client:<id>").
 	UserID int64
 }
@@ -81,10 +104,21 @@ func (c *Claims) HasScope(scope string) bool {
 type Validator struct {
 	cfg   Config
 	keys  atomic.Pointer[jwk.Set]
-	cache *lru.Cache[string, *Claims]
+	cache *lru.Cache[string, *verified]
 
-	fetchMu   sync.Mutex
-	lastFetch atomic.Int64 // unix nanos of the last fetch attempt
+	fetchMu    sync.Mutex
+	lastFetch  atomic.Int64 // unix nanos of the last fetch attempt
+	keyErrors  errorLog
+	feedURL    *url.URL // nil: no revocation feed
+	revoked    atomic.Pointer[revocationList]
+	cursor     int64 // the feed's next; only Start's goroutine touches it
+	feedErrors errorLog
+}
+
+// verified is a cached token: its claims and the key that signed it.
+type verified struct {
+	claims *Claims
+	kid    string
 }
 
 // New returns a validator; keys are fetched on first use (or by Start).
@@ -98,38 +132,71 @@ func New(cfg Config) (*Validator, error) {
 	if cfg.RefreshEvery <= 0 {
 		cfg.RefreshEvery = 5 * time.Minute
 	}
+	if cfg.RevocationPoll <= 0 {
+		cfg.RevocationPoll = 2 * time.Second
+	}
 	if cfg.CacheSize <= 0 {
 		cfg.CacheSize = 50_000
 	}
 	if cfg.HTTPClient == nil {
 		cfg.HTTPClient = &http.Client{Timeout: 5 * time.Second}
 	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	cache, err := lru.New[string, *Claims](cfg.CacheSize)
+	cache, err := lru.New[string, *verified](cfg.CacheSize)
 	if err != nil {
 		return nil, err
 	}
-	return &Validator{cfg: cfg, cache: cache}, nil
+	v := &Validator{cfg: cfg, cache: cache,
+		keyErrors:  errorLog{log: cfg.Log, msg: "fetching the JWKS failed; keeping the keys held"},
+		feedErrors: errorLog{log: cfg.Log, msg: "polling the revocation feed failed; keeping the current list"}}
+	if cfg.RevocationsURL != "" {
+		u, err := url.Parse(cfg.RevocationsURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, fmt.Errorf("tokenauth: revocations URL %q is not an http(s) URL", cfg.RevocationsURL)
+		}
+		v.feedURL = u
+	}
+	return v, nil
 }
 
-// Start fetches the keys once and keeps them fresh until ctx ends. A failed
-// first fetch is not fatal: the next request tries again.
+// Start fetches the keys once, then until ctx ends re-reads them every
+// RefreshEvery and polls the revocation feed (when there is one) at once and
+// every RevocationPoll. Start is called once. A failed first fetch is not
+// fatal: the next request tries again.
 func (v *Validator) Start(ctx context.Context) {
-	_ = v.refresh(ctx, true)
-	go func() {
-		t := time.NewTicker(v.cfg.RefreshEvery)
+	if err := v.refresh(ctx, true); err != nil {
+		v.keyErrors.report(v.cfg.Now(), err)
+	}
+	go v.run(ctx)
+}
+
+func (v *Validator) run(ctx context.Context) {
+	keys := time.NewTicker(v.cfg.RefreshEvery)
+	defer keys.Stop()
+	var poll <-chan time.Time
+	if v.feedURL != nil {
+		v.pollRevocations(ctx)
+		t := time.NewTicker(v.cfg.RevocationPoll)
 		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				_ = v.refresh(ctx, true)
+		poll = t.C
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-keys.C:
+			if err := v.refresh(ctx, true); err != nil && ctx.Err() == nil {
+				v.keyErrors.report(v.cfg.Now(), err)
 			}
+		case <-poll:
+			v.pollRevocations(ctx)
 		}
-	}()
+	}
 }
 
 // Ready reports whether keys have been fetched (a readiness check).
@@ -147,46 +214,65 @@ func (v *Validator) Ready(ctx context.Context) error {
 	return nil
 }
 
-// Validate verifies raw and returns its claims, or ErrInvalid, ErrExpired or
-// ErrUnavailable.
+// Validate verifies raw and returns its claims, or ErrInvalid, ErrExpired,
+// ErrRevoked or ErrUnavailable.
 func (v *Validator) Validate(ctx context.Context, raw string) (*Claims, error) {
-	if c, ok := v.cache.Get(raw); ok {
-		if !v.cfg.Now().Before(c.Expiry.Add(v.cfg.Leeway)) {
+	if e, ok := v.cache.Get(raw); ok {
+		if !v.cfg.Now().Before(e.claims.Expiry.Add(v.cfg.Leeway)) {
 			v.cache.Remove(raw)
 			return nil, ErrExpired
 		}
-		return c, nil
+		if v.isRevoked(e.claims) {
+			v.cache.Remove(raw)
+			return nil, ErrRevoked
+		}
+		return e.claims, nil
 	}
-	c, err := v.verify(ctx, raw)
+	c, kid, err := v.verify(ctx, raw)
 	if err != nil {
 		return nil, err
 	}
-	v.cache.Add(raw, c)
+	if v.isRevoked(c) {
+		return nil, ErrRevoked
+	}
+	v.cache.Add(raw, &verified{claims: c, kid: kid})
+	// A refresh that dropped kid while this token was being verified may
+	// have swept the cache before the Add: take the entry out again.
+	if !v.holds(kid) {
+		v.cache.Remove(raw)
+	}
 	return c, nil
 }
 
-func (v *Validator) verify(ctx context.Context, raw string) (*Claims, error) {
+// isRevoked is on every request's path: an atomic load and two map lookups.
+func (v *Validator) isRevoked(c *Claims) bool {
+	l := v.revoked.Load()
+	return l != nil && l.lists(c)
+}
+
+func (v *Validator) verify(ctx context.Context, raw string) (*Claims, string, error) {
 	if len(raw) > 8192 || strings.Count(raw, ".") != 2 {
-		return nil, ErrInvalid
+		return nil, "", ErrInvalid
 	}
 	msg, err := jws.ParseString(raw)
 	if err != nil || len(msg.Signatures()) != 1 {
-		return nil, ErrInvalid
+		return nil, "", ErrInvalid
 	}
 	hdr := msg.Signatures()[0].ProtectedHeaders()
 	alg := hdr.Algorithm()
 	if !allowedAlgs[alg] {
-		return nil, ErrInvalid
+		return nil, "", ErrInvalid
 	}
 	if typ := strings.ToLower(hdr.Type()); typ != "at+jwt" && typ != "application/at+jwt" {
-		return nil, ErrInvalid
+		return nil, "", ErrInvalid
 	}
-	key, err := v.key(ctx, hdr.KeyID())
+	kid := hdr.KeyID()
+	key, err := v.key(ctx, kid)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if ka := key.Algorithm(); ka != nil && ka.String() != "" && ka.String() != alg.String() {
-		return nil, ErrInvalid
+		return nil, "", ErrInvalid
 	}
 	tok, err := jwt.ParseString(raw,
 		jwt.WithKey(alg, key),
@@ -200,17 +286,21 @@ func (v *Validator) verify(ctx context.Context, raw string) (*Claims, error) {
 	)
 	if err != nil {
 		if errors.Is(err, jwt.ErrTokenExpired()) {
-			return nil, ErrExpired
+			return nil, "", ErrExpired
 		}
-		return nil, ErrInvalid
+		return nil, "", ErrInvalid
 	}
-	return claimsOf(tok)
+	c, err := claimsOf(tok)
+	return c, kid, err
 }
 
 func claimsOf(tok jwt.Token) (*Claims, error) {
 	c := &Claims{Subject: tok.Subject(), Expiry: tok.Expiration(), ID: tok.JwtID()}
 	if v, ok := tok.Get("client_id"); ok {
 		c.ClientID, _ = v.(string)
+	}
+	if v, ok := tok.Get("sid"); ok {
+		c.SessionID, _ = v.(string)
 	}
 	if v, ok := tok.Get("scope"); ok {
 		s, _ := v.(string)
@@ -251,8 +341,20 @@ func (v *Validator) key(ctx context.Context, kid string) (jwk.Key, error) {
 	return nil, ErrInvalid
 }
 
+// holds reports whether the key set held now has kid.
+func (v *Validator) holds(kid string) bool {
+	set := v.keys.Load()
+	if set == nil {
+		return false
+	}
+	_, ok := (*set).LookupKeyID(kid)
+	return ok
+}
+
 // refresh fetches the JWKS unless one was fetched within MinRefresh (force
-// skips that check). Concurrent callers share one fetch.
+// skips that check). Concurrent callers share one fetch. A failed fetch or an
+// empty set keeps the keys held; a set without some key held before drops
+// the cached tokens that key signed.
 func (v *Validator) refresh(ctx context.Context, force bool) error {
 	v.fetchMu.Lock()
 	defer v.fetchMu.Unlock()
@@ -263,10 +365,89 @@ func (v *Validator) refresh(ctx context.Context, force bool) error {
 	v.lastFetch.Store(v.cfg.Now().UnixNano())
 	fctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	set, err := jwk.Fetch(fctx, v.cfg.JWKSURL, jwk.WithHTTPClient(v.cfg.HTTPClient))
+	body, err := getJSON(fctx, v.cfg.HTTPClient, v.cfg.JWKSURL, "application/json", "application/jwk-set+json")
 	if err != nil {
 		return fmt.Errorf("fetching JWKS: %w", err)
 	}
+	set, err := jwk.Parse(body)
+	if err != nil {
+		return fmt.Errorf("parsing JWKS: %w", err)
+	}
+	if set.Len() == 0 {
+		return errors.New("fetching JWKS: the key set is empty")
+	}
+	old := v.keys.Load()
 	v.keys.Store(&set)
+	if old != nil {
+		v.forgetTokensOfDroppedKeys(*old, set)
+	}
 	return nil
+}
+
+// forgetTokensOfDroppedKeys removes from the cache the tokens signed by a key
+// of old that set no longer has (a retired or revoked key).
+func (v *Validator) forgetTokensOfDroppedKeys(old, set jwk.Set) {
+	var dropped []string
+	for i := range old.Len() {
+		k, _ := old.Key(i)
+		if _, ok := set.LookupKeyID(k.KeyID()); !ok {
+			dropped = append(dropped, k.KeyID())
+		}
+	}
+	if len(dropped) == 0 {
+		return
+	}
+	for _, raw := range v.cache.Keys() {
+		if e, ok := v.cache.Peek(raw); ok && slices.Contains(dropped, e.kid) {
+			v.cache.Remove(raw)
+		}
+	}
+}
+
+// getJSON GETs u and returns the body of a 200 answer of one of the media
+// types given, of at most maxDocument bytes.
+func getJSON(ctx context.Context, hc *http.Client, u string, types ...string) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", strings.Join(types, ", "))
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("%s answered %d", u, resp.StatusCode)
+	}
+	ct := resp.Header.Get("Content-Type")
+	if mt, _, err := mime.ParseMediaType(ct); err != nil || !slices.Contains(types, mt) {
+		return nil, fmt.Errorf("%s answered content type %q, not JSON", u, ct)
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxDocument+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", u, err)
+	}
+	if len(body) > maxDocument {
+		return nil, fmt.Errorf("%s answered more than %d bytes", u, maxDocument)
+	}
+	return body, nil
+}
+
+// errorLog logs a recurring background failure at most once a minute.
+type errorLog struct {
+	log  *slog.Logger
+	msg  string
+	mu   sync.Mutex
+	last time.Time
+}
+
+func (l *errorLog) report(now time.Time, err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.last.IsZero() && now.Sub(l.last) < time.Minute {
+		return
+	}
+	l.last = now
+	l.log.Warn(l.msg, "error", err.Error())
 }

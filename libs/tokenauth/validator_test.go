@@ -72,6 +72,8 @@ type tokenOpts struct {
 	sub      string
 	scope    string
 	clientID string
+	jti      string
+	sid      string
 }
 
 func defaults() tokenOpts {
@@ -92,6 +94,12 @@ func sign(t *testing.T, key jwk.Key, o tokenOpts) string {
 	}
 	_ = tok.Set("scope", o.scope)
 	_ = tok.Set("client_id", o.clientID)
+	if o.jti != "" {
+		_ = tok.Set(jwt.JwtIDKey, o.jti)
+	}
+	if o.sid != "" {
+		_ = tok.Set("sid", o.sid)
+	}
 	hdr := jws.NewHeaders()
 	_ = hdr.Set(jws.TypeKey, o.typ)
 	b, err := jwt.Sign(tok, jwt.WithKey(jwa.ES256, key, jws.WithProtectedHeaders(hdr)))
@@ -120,6 +128,11 @@ func TestValidTokenClaims(t *testing.T) {
 	}
 	if c.UserID != 1001 || c.ClientID != "502" || !c.HasScope("user:read") || c.HasScope("pii:email") {
 		t.Fatalf("claims %+v", c)
+	}
+	withIDs := defaults()
+	withIDs.jti, withIDs.sid = "jti-1", "family-1"
+	if c, err := v.Validate(context.Background(), sign(t, ks.priv, withIDs)); err != nil || c.ID != "jti-1" || c.SessionID != "family-1" {
+		t.Fatalf("jti and sid: %+v %v", c, err)
 	}
 	o := defaults()
 	o.sub = "client:501"

@@ -132,6 +132,8 @@ variable of the same name. Call with (dict "root" $ "name" "auth" "svc" $svc).
 {{- end }}
 - name: LOG_LEVEL
   value: {{ $root.Values.config.logLevel | quote }}
+- name: TRUSTED_PROXIES
+  value: {{ $root.Values.config.trustedProxies | quote }}
 - name: AUTH_ISSUER
   value: {{ include "eventreg.issuer" $root | quote }}
 - name: TOKEN_AUDIENCE
@@ -153,6 +155,8 @@ variable of the same name. Call with (dict "root" $ "name" "auth" "svc" $svc).
 {{- if eq $name "users" }}
 - name: VOLUNTEERS_INTERNAL_URL
   value: {{ printf "http://%s-volunteers:9090" $full | quote }}
+- name: AUTH_INTERNAL_URL
+  value: {{ printf "http://%s-auth:9090" $full | quote }}
 {{- else }}
 - name: USERS_INTERNAL_URL
   value: {{ printf "http://%s-users:9090" $full | quote }}

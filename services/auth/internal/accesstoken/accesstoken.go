@@ -28,6 +28,9 @@ type Claims struct {
 	IssuedAt int64  `json:"iat"`
 	Expiry   int64  `json:"exp"`
 	ID       string `json:"jti"`
+	// SessionID names the refresh-token family of a token acting for a user
+	// (RFC 9068 leaves room for it), so revoking the family revokes it.
+	SessionID string `json:"sid,omitempty"`
 }
 
 // Issuer makes access tokens.
@@ -58,11 +61,13 @@ func UserSubject(userID int64) string { return strconv.FormatInt(userID, 10) }
 // ClientSubject is the sub of a service token: it never collides with a user id.
 func ClientSubject(clientID int64) string { return "client:" + strconv.FormatInt(clientID, 10) }
 
-// Issue signs a token for sub and clientID carrying scopes.
-func (i *Issuer) Issue(sub string, clientID int64, scopes scope.Set) (Issued, error) {
+// Issue signs a token for sub and clientID carrying scopes; sid is the
+// session (refresh-token family) of a token acting for a user, "" for a
+// service token.
+func (i *Issuer) Issue(sub string, clientID int64, scopes scope.Set, sid string) (Issued, error) {
 	now := i.now()
 	c := Claims{Issuer: i.iss, Subject: sub, Audience: i.aud, ClientID: strconv.FormatInt(clientID, 10),
-		Scope: scopes.String(), IssuedAt: now.Unix(), Expiry: now.Add(i.ttl).Unix(), ID: randtoken.New(16)}
+		Scope: scopes.String(), IssuedAt: now.Unix(), Expiry: now.Add(i.ttl).Unix(), ID: randtoken.New(16), SessionID: sid}
 	payload, err := json.Marshal(c)
 	if err != nil {
 		return Issued{}, fmt.Errorf("encoding claims: %w", err)

@@ -44,7 +44,7 @@ func BenchmarkIssue(b *testing.B) {
 	sub := accesstoken.ClientSubject(501)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := iss.Issue(sub, 501, scopes); err != nil {
+		if _, err := iss.Issue(sub, 501, scopes, ""); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -46,7 +46,10 @@ func TestIssuedTokensPassTokenauth(t *testing.T) {
 	if err := m.Reload(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	jwks := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write(m.JWKS()) }))
+	jwks := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(m.JWKS())
+	}))
 	defer jwks.Close()
 	iss := accesstoken.NewIssuer(m, "https://auth.example", "eventreg-api", time.Hour)
 	v, err := tokenauth.New(tokenauth.Config{JWKSURL: jwks.URL, Issuer: "https://auth.example", Audience: "eventreg-api"})
@@ -55,7 +58,7 @@ func TestIssuedTokensPassTokenauth(t *testing.T) {
 	}
 
 	t.Run("an OBO token carries the RFC 9068 header and claims", func(t *testing.T) {
-		tok, err := iss.Issue(accesstoken.UserSubject(1001), 502, scope.Parse("pii:email pii:basic"))
+		tok, err := iss.Issue(accesstoken.UserSubject(1001), 502, scope.Parse("pii:email pii:basic"), "sid-1")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -68,19 +71,19 @@ func TestIssuedTokensPassTokenauth(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if c.UserID != 1001 || c.ClientID != "502" || c.ID == "" || !c.HasScope("pii:basic") || time.Until(c.Expiry) < 59*time.Minute {
+		if c.UserID != 1001 || c.ClientID != "502" || c.ID == "" || c.SessionID != "sid-1" || !c.HasScope("pii:basic") || time.Until(c.Expiry) < 59*time.Minute {
 			t.Fatalf("%+v", c)
 		}
 	})
 	t.Run("a service token's subject is client:<id>", func(t *testing.T) {
-		tok, _ := iss.Issue(accesstoken.ClientSubject(501), 501, scope.Parse("user:read"))
+		tok, _ := iss.Issue(accesstoken.ClientSubject(501), 501, scope.Parse("user:read"), "")
 		c, err := v.Validate(context.Background(), tok.Token)
 		if err != nil || c.Subject != "client:501" || c.UserID != 0 {
 			t.Fatalf("%+v %v", c, err)
 		}
 	})
 	t.Run("Read accepts own tokens and refuses others", func(t *testing.T) {
-		tok, _ := iss.Issue("1", 502, scope.Parse("pii:basic"))
+		tok, _ := iss.Issue("1", 502, scope.Parse("pii:basic"), "")
 		if c, err := iss.Read(tok.Token); err != nil || c.Subject != "1" {
 			t.Fatalf("%+v %v", c, err)
 		}

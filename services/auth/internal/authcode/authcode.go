@@ -37,12 +37,12 @@ var (
 
 // Store keeps codes.
 type Store struct {
-	rdb *redis.Client
+	rdb redis.UniversalClient
 	ttl time.Duration
 }
 
 // New returns a store whose codes live ttl.
-func New(rdb *redis.Client, ttl time.Duration) *Store { return &Store{rdb: rdb, ttl: ttl} }
+func New(rdb redis.UniversalClient, ttl time.Duration) *Store { return &Store{rdb: rdb, ttl: ttl} }
 
 func key(code string) string { return "auth:code:{" + randtoken.Hash(code) + "}" }
 
@@ -63,13 +63,16 @@ func (s *Store) Create(ctx context.Context, g Grant) (string, error) {
 }
 
 // redeem checks the binding and marks the code used in one step. A code
-// presented with the wrong client, redirect URI or PKCE verifier is not consumed.
+// presented with the wrong client, redirect URI or PKCE verifier is not
+// consumed; only the client a code was issued to can be told it is a replay
+// (and so revoke what the code issued): another client's is just invalid.
 var redeem = redis.NewScript(`
 local k = KEYS[1]
 if redis.call('EXISTS', k) == 0 then return {'invalid'} end
 local f = redis.call('HMGET', k, 'used', 'client', 'redirect', 'user', 'scope', 'challenge', 'family')
+if f[2] ~= ARGV[1] then return {'invalid'} end
 if f[1] == '1' then return {'replayed', f[7]} end
-if f[2] ~= ARGV[1] or f[3] ~= ARGV[2] or f[6] ~= ARGV[4] then return {'invalid'} end
+if f[3] ~= ARGV[2] or f[6] ~= ARGV[4] then return {'invalid'} end
 redis.call('HSET', k, 'used', '1')
 redis.call('PEXPIRE', k, ARGV[3])
 return {'ok', f[4], f[5], f[6], f[7]}

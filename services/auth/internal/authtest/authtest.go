@@ -52,13 +52,16 @@ const (
 // Clients is the clients section the tests import.
 func Clients() []fixture.Client {
 	s := func(v string) *string { return &v }
+	// The OBO apps play apps written for the real API, which send no PKCE.
+	noPKCE := false
 	return []fixture.Client{
 		{ID: 501, Name: "Volunteer Tracker", Description: "Schedules volunteer shifts", Kind: "service", Secret: s(ServiceSecret),
 			Scopes: []string{"user:read", "user:roles:update", "volunteer:read", "registration:read"}},
 		{ID: 502, Name: "Con Badge Printer", Description: "Prints badges for you", Kind: "obo", Secret: s(BadgeSecret),
-			RedirectURIs: []string{RedirectURI}, Scopes: []string{"pii:basic", "pii:email", "pii:address", "pii:phone"}},
+			RedirectURIs: []string{RedirectURI}, Scopes: []string{"pii:basic", "pii:email", "pii:address", "pii:phone"}, RequirePKCE: &noPKCE},
 		{ID: 503, Name: "Staff Console", Description: "Lets staff look people up", Kind: "obo", Secret: s(StaffSecret),
-			RedirectURIs: []string{RedirectURI, "http://localhost:9999/staff/callback"}, Scopes: []string{"pii:basic", "pii:email", "user:read", "registration:read"}},
+			RedirectURIs: []string{RedirectURI, "http://localhost:9999/staff/callback"}, Scopes: []string{"pii:basic", "pii:email", "user:read", "registration:read"},
+			RequirePKCE: &noPKCE},
 		{ID: 504, Name: "Registration Reader", Description: "Reads registrations only", Kind: "service", Secret: s(ReaderSecret),
 			Scopes: []string{"registration:read"}},
 	}
@@ -99,6 +102,9 @@ func NewUsersDouble(t testing.TB, users ...User) *UsersDouble {
 	return d
 }
 
+// VerifyCalls returns how many credential checks the double has answered.
+func (d *UsersDouble) VerifyCalls() int { d.mu.Lock(); defer d.mu.Unlock(); return d.Verifications }
+
 // SetDown makes the double answer 503 (or recover).
 func (d *UsersDouble) SetDown(down bool) { d.mu.Lock(); d.down = down; d.mu.Unlock() }
 
@@ -109,6 +115,18 @@ func (d *UsersDouble) SetPermissions(id int64, perms []string) {
 	for i := range d.users {
 		if d.users[i].ID == id {
 			d.users[i].Permissions = perms
+		}
+	}
+}
+
+// Remove deletes a user: the double then answers 404 for it.
+func (d *UsersDouble) Remove(id int64) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for i := range d.users {
+		if d.users[i].ID == id {
+			d.users = append(d.users[:i], d.users[i+1:]...)
+			return
 		}
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"html/template"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -46,20 +45,29 @@ type Config struct {
 	// FailureDelay slows the answer to a failed login once half of the
 	// allowed failures are used.
 	FailureDelay time.Duration
+	// Issuer is sent as iss with every authorization response (RFC 9207),
+	// exactly as in the server metadata.
+	Issuer string
 }
 
 // Deps are the parts the pages use.
 type Deps struct {
-	Clients         *client.Service
-	Consents        consent.Store
-	Users           Users
-	Sessions        *session.Store
-	Codes           *authcode.Store
-	Refresh         *refreshtoken.Store
-	Denylist        *refreshtoken.Denylist
-	AccountFailures *ratelimit.Failures
-	AddressFailures *ratelimit.Failures
-	Log             *slog.Logger
+	Clients  *client.Service
+	Consents consent.Store
+	Users    Users
+	Sessions *session.Store
+	Codes    *authcode.Store
+	Refresh  *refreshtoken.Store
+	Denylist *refreshtoken.Denylist
+	// Sign-in attempts are counted before the password is checked. Over
+	// AccountAddressFailures (per account and client address) or
+	// AddressFailures (per client address) sign-in is refused for a while;
+	// AccountFailures (per account from any address) only slows failed
+	// answers, so nobody can lock a named user out.
+	AccountAddressFailures *ratelimit.Failures
+	AddressFailures        *ratelimit.Failures
+	AccountFailures        *ratelimit.Failures
+	Log                    *slog.Logger
 	// Metrics counts failed sign-ins and consent decisions (nil: not counted).
 	Metrics *authmetrics.Metrics
 }
@@ -72,6 +80,7 @@ type Handler struct {
 	secureCookies bool
 	csrfKey       []byte
 	failureDelay  time.Duration
+	issuer        string
 	log           *slog.Logger
 }
 
@@ -84,7 +93,7 @@ func New(cfg Config, deps Deps) (*Handler, error) {
 	m := hmac.New(sha256.New, cfg.CSRFSecret)
 	m.Write([]byte("eventreg auth csrf key v1"))
 	return &Handler{Deps: deps, pages: p, org: Org{Name: cfg.OrgName, LogoURL: template.URL(cfg.OrgLogoURL)},
-		secureCookies: cfg.SecureCookies, csrfKey: m.Sum(nil), failureDelay: cfg.FailureDelay, log: deps.Log}, nil
+		secureCookies: cfg.SecureCookies, csrfKey: m.Sum(nil), failureDelay: cfg.FailureDelay, issuer: cfg.Issuer, log: deps.Log}, nil
 }
 
 // Register adds the routes under /oauth to r.
@@ -95,6 +104,7 @@ func (h *Handler) Register(r gin.IRouter) {
 	g.GET("/login", h.loginPage)
 	g.POST("/login", h.login)
 	g.GET("/logout", h.logout)
+	g.POST("/logout", h.logoutConfirmed)
 	g.GET("/apps", h.apps)
 	g.POST("/apps/revoke", h.revokeApp)
 	g.StaticFS("/static", http.FS(Static()))
@@ -179,11 +189,17 @@ func (h *Handler) parse(c *gin.Context) (request, bool) {
 		h.redirectError(c, r, "invalid_request", "malformed PKCE parameters: send code_challenge with code_challenge_method=S256")
 		return r, false
 	}
+	if challenge == "" && cl.RequirePKCE {
+		h.redirectError(c, r, "invalid_request", "code_challenge required")
+		return r, false
+	}
 	r.challenge = challenge
 	return r, true
 }
 
-// redirectTo sends the browser back to the app with params (302 after a GET, 303 after a POST).
+// redirectTo sends the browser back to the app with params (302 after a GET,
+// 303 after a POST), always with iss: a client talking to several
+// authorization servers checks it to tell whose answer this is (RFC 9207).
 func (h *Handler) redirectTo(c *gin.Context, r request, params url.Values) {
 	u, _ := url.Parse(r.redirect)
 	q := u.Query()
@@ -193,6 +209,7 @@ func (h *Handler) redirectTo(c *gin.Context, r request, params url.Values) {
 	if r.state != "" {
 		q.Set("state", r.state)
 	}
+	q.Set("iss", h.issuer)
 	u.RawQuery = q.Encode()
 	status := http.StatusFound
 	if c.Request.Method == http.MethodPost {
@@ -208,7 +225,7 @@ func (h *Handler) redirectError(c *gin.Context, r request, code, desc string) {
 
 // currentSession returns the browser's session, nil when it has none.
 func (h *Handler) currentSession(c *gin.Context) (*session.Session, error) {
-	id, err := c.Cookie(sessionCookie)
+	id, err := h.cookie(c, sessionCookie)
 	if err != nil || id == "" {
 		return nil, nil
 	}
@@ -390,34 +407,30 @@ func (h *Handler) login(c *gin.Context) {
 		h.renderLogin(c, http.StatusBadRequest, next, "", username, badCredentials)
 		return
 	}
-	account, address := strings.ToLower(username), clientAddress(c)
-	for _, chk := range []struct {
-		f   *ratelimit.Failures
-		key string
-	}{{h.AccountFailures, account}, {h.AddressFailures, address}} {
-		wait, err := chk.f.Check(ctx, chk.key)
-		if err != nil {
-			h.log.WarnContext(ctx, "login rate limit unavailable", "error", err.Error())
-			h.unavailable(c)
-			return
-		}
-		if wait > 0 {
-			h.tooManyAttempts(c, wait)
-			return
-		}
+	counted, wait, slow, err := h.countAttempt(ctx, strings.ToLower(username), c.ClientIP())
+	if err != nil {
+		h.log.WarnContext(ctx, "login rate limit unavailable", "error", err.Error())
+		h.unavailable(c)
+		return
+	}
+	if wait > 0 {
+		h.tooManyAttempts(c, wait)
+		return
 	}
 	userID, err := h.Users.Verify(ctx, username, password)
 	if errors.Is(err, usersapi.ErrBadCredentials) {
 		h.Metrics.LoginFailed()
-		h.loginFailed(c, next, username, account, address)
+		h.loginFailed(c, next, username, slow)
 		return
 	}
+	// Not a wrong guess: the attempt does not count against anyone.
+	h.refund(ctx, counted)
 	if err != nil {
 		h.log.WarnContext(ctx, "verifying credentials failed", "error", err.Error())
 		h.unavailable(c)
 		return
 	}
-	if old, err := c.Cookie(sessionCookie); err == nil {
+	if old, err := h.cookie(c, sessionCookie); err == nil {
 		_ = h.Sessions.Delete(ctx, old)
 	}
 	sess, err := h.Sessions.Create(ctx, userID)
@@ -427,40 +440,57 @@ func (h *Handler) login(c *gin.Context) {
 		return
 	}
 	h.setCookie(c, sessionCookie, sess.ID, 0)
+	// A new CSRF anchor: a form token obtained before sign-in is worthless after it.
+	h.setCookie(c, csrfCookie, newAnchor(), 0)
 	c.Redirect(http.StatusSeeOther, next)
 }
 
-// clientAddress is the browser's address for throttling: X-Real-IP, which the
-// gateway overwrites with the peer address (X-Forwarded-For can be forged by
-// the client and is not used), else the peer itself.
-func clientAddress(c *gin.Context) string {
-	if ip := net.ParseIP(strings.TrimSpace(c.GetHeader("X-Real-IP"))); ip != nil {
-		return ip.String()
-	}
-	return c.RemoteIP()
+// attempt is one sign-in attempt counted by a limiter.
+type attempt struct {
+	f   *ratelimit.Failures
+	key string
 }
 
-// loginFailed counts the failure per account and per address; past half the
-// allowance answers are slowed, past the allowance refused for a while.
-func (h *Handler) loginFailed(c *gin.Context, next, username, account, address string) {
-	ctx := c.Request.Context()
-	slow := false
-	for _, f := range []struct {
-		f   *ratelimit.Failures
-		key string
-	}{{h.AccountFailures, account}, {h.AddressFailures, address}} {
-		wait, remaining, err := f.f.Fail(ctx, f.key)
-		if err != nil {
-			h.log.WarnContext(ctx, "counting a login failure failed", "error", err.Error())
-			h.unavailable(c)
-			return
+// countAttempt counts a sign-in attempt for account (the trimmed, lowercased
+// username or email) from address before the password is checked, atomically,
+// so parallel guesses cannot all pass. It returns what it counted (to refund
+// when the attempt succeeds), the wait when a hard limit is reached (then
+// nothing stays counted), and whether a failure should be answered slowly.
+func (h *Handler) countAttempt(ctx context.Context, account, address string) (counted []attempt, wait time.Duration, slow bool, err error) {
+	for _, a := range []attempt{{h.AccountAddressFailures, address + "|" + account}, {h.AddressFailures, address}} {
+		w, remaining, err := a.f.Attempt(ctx, a.key)
+		if err != nil || w > 0 {
+			h.refund(ctx, counted)
+			return nil, w, false, err
 		}
-		if wait > 0 {
-			h.tooManyAttempts(c, wait)
-			return
-		}
-		slow = slow || remaining < f.f.Limit()/2
+		counted = append(counted, a)
+		slow = slow || remaining < a.f.Limit()/2
 	}
+	// Per account from any address: over the limit only slows the answer.
+	a := attempt{h.AccountFailures, account}
+	w, remaining, err := a.f.Attempt(ctx, a.key)
+	if err != nil {
+		h.refund(ctx, counted)
+		return nil, 0, false, err
+	}
+	if w == 0 {
+		counted = append(counted, a)
+	}
+	return counted, 0, slow || w > 0 || remaining < a.f.Limit()/2, nil
+}
+
+// refund gives back the attempts counted for a sign-in that was no wrong guess.
+func (h *Handler) refund(ctx context.Context, counted []attempt) {
+	for _, a := range counted {
+		if err := a.f.Refund(ctx, a.key); err != nil {
+			h.log.WarnContext(ctx, "refunding a sign-in attempt failed", "error", err.Error())
+		}
+	}
+}
+
+// loginFailed answers a wrong guess, slowly when slow.
+func (h *Handler) loginFailed(c *gin.Context, next, username string, slow bool) {
+	ctx := c.Request.Context()
 	if slow && h.failureDelay > 0 {
 		t := time.NewTimer(h.failureDelay)
 		select {
@@ -472,20 +502,52 @@ func (h *Handler) loginFailed(c *gin.Context, next, username, account, address s
 	h.renderLogin(c, http.StatusBadRequest, next, "", username, badCredentials)
 }
 
+// logout asks a signed-in browser to confirm: a GET (a link, or an <img> on
+// another site) never ends a session. Without a session there is nothing to
+// end, and the browser goes where a finished sign-out goes.
 func (h *Handler) logout(c *gin.Context) {
-	if id, err := c.Cookie(sessionCookie); err == nil && id != "" {
+	next, clientID := c.Query("next"), c.Query("client_id")
+	sess, err := h.currentSession(c)
+	if err != nil {
+		h.log.WarnContext(c.Request.Context(), "reading session failed", "error", err.Error())
+		h.unavailable(c)
+		return
+	}
+	if sess == nil {
+		h.signedOut(c, next, clientID)
+		return
+	}
+	h.render(c, http.StatusOK, h.pages.logout, map[string]any{"Title": "Sign out", "CSRF": h.csrfToken(c), "Next": next, "ClientID": clientID})
+}
+
+// logoutConfirmed ends the session: the confirmation form, with its CSRF token.
+func (h *Handler) logoutConfirmed(c *gin.Context) {
+	if !h.csrfValid(c) {
+		h.csrfFailed(c)
+		return
+	}
+	if id, err := h.cookie(c, sessionCookie); err == nil && id != "" {
 		if err := h.Sessions.Delete(c.Request.Context(), id); err != nil {
 			h.log.WarnContext(c.Request.Context(), "deleting session failed", "error", err.Error())
 			h.unavailable(c)
 			return
 		}
 	}
+	h.signedOut(c, c.PostForm("next"), c.PostForm("client_id"))
+}
+
+// signedOut clears the session cookie and sends the browser to next when it
+// is a registered redirect URI of the client, else shows the signed-out page.
+func (h *Handler) signedOut(c *gin.Context, next, clientID string) {
 	h.setCookie(c, sessionCookie, "", -1)
-	next := c.Query("next")
-	if id, ok := client.ParseID(c.Query("client_id")); ok && next != "" {
+	if id, ok := client.ParseID(clientID); ok && next != "" {
 		if cl, err := h.Clients.Lookup(c.Request.Context(), id); err == nil && cl.HasRedirectURI(next) {
+			status := http.StatusFound
+			if c.Request.Method == http.MethodPost {
+				status = http.StatusSeeOther
+			}
 			c.Header("Cache-Control", "no-store")
-			c.Redirect(http.StatusFound, next)
+			c.Redirect(status, next)
 			return
 		}
 	}

@@ -30,7 +30,7 @@ func Static() fs.FS {
 }
 
 type pages struct {
-	login, consent, message, apps *template.Template
+	login, consent, message, apps, logout *template.Template
 }
 
 func parsePages() (*pages, error) {
@@ -53,6 +53,9 @@ func parsePages() (*pages, error) {
 		return nil, err
 	}
 	if p.apps, err = load("apps.html"); err != nil {
+		return nil, err
+	}
+	if p.logout, err = load("logout.html"); err != nil {
 		return nil, err
 	}
 	return &p, nil
@@ -105,45 +108,68 @@ func (h *Handler) unavailable(c *gin.Context) {
 		"A service we depend on is not answering. Please try again in a minute.")
 }
 
+// The cookies' base names. Over https they carry the __Host- prefix, with
+// Path=/, Secure and no Domain: the browser then accepts them only from this
+// host over https, so a sibling subdomain or a plain-http answer cannot plant
+// or overwrite them. Over plain http (local development) they keep the base
+// name and Path=/oauth.
 const (
 	sessionCookie = "eventreg_session"
 	csrfCookie    = "eventreg_csrf"
 	cookiePath    = "/oauth"
+	hostPrefix    = "__Host-"
 )
 
 func (h *Handler) secure(c *gin.Context) bool {
 	return h.secureCookies || c.Request.TLS != nil || strings.EqualFold(c.GetHeader("X-Forwarded-Proto"), "https")
 }
 
-func (h *Handler) setCookie(c *gin.Context, name, value string, maxAge int) {
-	http.SetCookie(c.Writer, &http.Cookie{Name: name, Value: value, Path: cookiePath, MaxAge: maxAge,
-		HttpOnly: true, Secure: h.secure(c), SameSite: http.SameSiteLaxMode})
+// cookie reads the cookie named base under the name this request's security gives it.
+func (h *Handler) cookie(c *gin.Context, base string) (string, error) {
+	if h.secure(c) {
+		return c.Cookie(hostPrefix + base)
+	}
+	return c.Cookie(base)
 }
+
+func (h *Handler) setCookie(c *gin.Context, base, value string, maxAge int) {
+	ck := &http.Cookie{Name: base, Value: value, Path: cookiePath, MaxAge: maxAge, HttpOnly: true, SameSite: http.SameSiteLaxMode}
+	if h.secure(c) {
+		ck.Name, ck.Path, ck.Secure = hostPrefix+base, "/", true
+	}
+	http.SetCookie(c.Writer, ck)
+}
+
+func newAnchor() string { return randtoken.New(32) }
 
 // csrfToken returns the form token of this browser, setting its anchor
-// cookie when missing (double-submit, keyed: a token is an HMAC of the anchor).
+// cookie when missing. The token is an HMAC of the anchor and of the session
+// cookie (empty before sign-in): a token is good only with the cookies it was
+// made for, and sign-in (new session, new anchor) makes older tokens worthless.
 func (h *Handler) csrfToken(c *gin.Context) string {
-	anchor, err := c.Cookie(csrfCookie)
+	anchor, err := h.cookie(c, csrfCookie)
 	if err != nil || len(anchor) < 20 || len(anchor) > 100 {
-		anchor = randtoken.New(32)
+		anchor = newAnchor()
 		h.setCookie(c, csrfCookie, anchor, 0)
 	}
-	return h.csrfFor(anchor)
+	sess, _ := h.cookie(c, sessionCookie)
+	return h.csrfFor(anchor, sess)
 }
 
-func (h *Handler) csrfFor(anchor string) string {
+func (h *Handler) csrfFor(anchor, session string) string {
 	m := hmac.New(sha256.New, h.csrfKey)
-	m.Write([]byte("csrf|" + anchor))
+	fmt.Fprintf(m, "csrf|%d|%s|%s", len(anchor), anchor, session)
 	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
 }
 
-// csrfValid checks the form's token against the anchor cookie in constant time.
+// csrfValid checks the form's token against the anchor and session cookies in constant time.
 func (h *Handler) csrfValid(c *gin.Context) bool {
-	anchor, err := c.Cookie(csrfCookie)
+	anchor, err := h.cookie(c, csrfCookie)
 	if err != nil || anchor == "" {
 		return false
 	}
-	return hmac.Equal([]byte(c.PostForm("csrf_token")), []byte(h.csrfFor(anchor)))
+	sess, _ := h.cookie(c, sessionCookie)
+	return hmac.Equal([]byte(c.PostForm("csrf_token")), []byte(h.csrfFor(anchor, sess)))
 }
 
 func (h *Handler) csrfFailed(c *gin.Context) {

@@ -114,13 +114,14 @@ type clientJSON struct {
 	Kind         string    `json:"kind"`
 	Scopes       []string  `json:"scopes"`
 	RedirectURIs []string  `json:"redirect_uris"`
+	RequirePKCE  bool      `json:"require_pkce"`
 	CreatedAt    time.Time `json:"created_at"`
 	UpdatedAt    time.Time `json:"updated_at"`
 }
 
 func toJSON(c client.Client) clientJSON {
 	return clientJSON{ClientID: c.ID, Name: c.Name, Description: c.Description, Kind: string(c.Kind),
-		Scopes: append([]string{}, c.Scopes...), RedirectURIs: append([]string{}, c.RedirectURIs...), CreatedAt: c.CreatedAt.UTC(), UpdatedAt: c.UpdatedAt.UTC()}
+		Scopes: append([]string{}, c.Scopes...), RedirectURIs: append([]string{}, c.RedirectURIs...), RequirePKCE: c.RequirePKCE, CreatedAt: c.CreatedAt.UTC(), UpdatedAt: c.UpdatedAt.UTC()}
 }
 
 type secretJSON struct {
@@ -193,11 +194,16 @@ func clientsCommand() *cobra.Command {
 	kind := create.Flags().String("kind", "", `"obo" (acts for users who consent) or "service" (client credentials) (required)`)
 	scopes := create.Flags().String("scopes", "", `approved scopes, space-separated, e.g. "user:read registration:read" (required)`)
 	redirects := create.Flags().StringArray("redirect-uri", nil, "a redirect URI of an obo app (repeat for several)")
+	allowNoPKCE := create.Flags().Bool("allow-no-pkce", false,
+		"let an obo app sign users in without PKCE (weaker: only for a confidential app that cannot send a code_challenge)")
 	createOut := outputFlag(create)
 	create.RunE = checked(createOut, func(cmd *cobra.Command, _ []string) error {
+		if *allowNoPKCE && client.Kind(*kind) != client.KindOBO {
+			return errors.New("--allow-no-pkce applies to obo clients only")
+		}
 		return withClients(cmd.Context(), func(s *client.Service) error {
 			c, secret, err := s.Create(cmd.Context(), client.NewClient{Name: *name, Description: *desc, Kind: client.Kind(*kind),
-				Scopes: strings.Fields(*scopes), RedirectURIs: *redirects})
+				Scopes: strings.Fields(*scopes), RedirectURIs: *redirects, RequirePKCE: !*allowNoPKCE})
 			if err != nil {
 				return err
 			}
@@ -270,8 +276,8 @@ func clientsCommand() *cobra.Command {
 }
 
 func printClient(w io.Writer, c client.Client) {
-	fmt.Fprintf(w, "id:            %d\nname:          %s\ndescription:   %s\nkind:          %s\nscopes:        %s\nredirect URIs: %s\ncreated:       %s\nupdated:       %s\n",
-		c.ID, c.Name, c.Description, c.Kind, c.Scopes.String(), strings.Join(c.RedirectURIs, " "),
+	fmt.Fprintf(w, "id:            %d\nname:          %s\ndescription:   %s\nkind:          %s\nscopes:        %s\nredirect URIs: %s\nrequire PKCE:  %v\ncreated:       %s\nupdated:       %s\n",
+		c.ID, c.Name, c.Description, c.Kind, c.Scopes.String(), strings.Join(c.RedirectURIs, " "), c.RequirePKCE,
 		c.CreatedAt.UTC().Format(time.RFC3339), c.UpdatedAt.UTC().Format(time.RFC3339))
 }
 
@@ -304,7 +310,7 @@ func withManager(pool *pgxpool.Pool, cfg keysConfig, fn func(*signing.Manager, *
 }
 
 func keysCommand() *cobra.Command {
-	cmd := &cobra.Command{Use: "keys", Short: "Show and rotate the access-token signing keys"}
+	cmd := &cobra.Command{Use: "keys", Short: "Show, rotate and revoke the access-token signing keys"}
 	list := &cobra.Command{Use: "list", Short: "List signing keys and their states", Args: cobra.NoArgs}
 	listOut := outputFlag(list)
 	list.RunE = checked(listOut, func(cmd *cobra.Command, _ []string) error {
@@ -348,6 +354,54 @@ func keysCommand() *cobra.Command {
 			return nil
 		})
 	})
-	cmd.AddCommand(list, rotate)
+	cmd.AddCommand(list, rotate, revokeKeyCommand())
+	return cmd
+}
+
+type keyJSON struct {
+	KID         string    `json:"kid"`
+	Alg         string    `json:"alg"`
+	ActivatesAt time.Time `json:"activatesAt"`
+}
+
+type revocationJSON struct {
+	KID       string    `json:"kid"`
+	RevokedAt time.Time `json:"revokedAt"`
+	// Replacement is the key made to sign instead, when the revoked one signed.
+	Replacement *keyJSON `json:"replacement,omitempty"`
+}
+
+func revokeKeyCommand() *cobra.Command {
+	cmd := &cobra.Command{Use: "revoke KID", Args: cobra.ExactArgs(1),
+		Short: "Revoke a signing key at once (it leaked): never published nor signing again; a new key signs in its place if it was signing"}
+	out := outputFlag(cmd)
+	cmd.RunE = checked(out, func(cmd *cobra.Command, args []string) error {
+		return withKeys(cmd.Context(), func(m *signing.Manager, _ *keydb.Store, cfg keysConfig) error {
+			kid := args[0]
+			rev, err := m.Revoke(cmd.Context(), kid)
+			switch {
+			case errors.Is(err, signing.ErrUnknownKey):
+				return fmt.Errorf("no signing key has kid %q (see `auth keys list`)", kid)
+			case errors.Is(err, signing.ErrAlreadyRevoked):
+				return fmt.Errorf("signing key %s is already revoked", kid)
+			case err != nil:
+				return fmt.Errorf("revoking signing key %s: %w", kid, err)
+			}
+			res := revocationJSON{KID: rev.KID, RevokedAt: rev.RevokedAt.UTC()}
+			if k := rev.Replacement; k != nil {
+				res.Replacement = &keyJSON{KID: k.KID, Alg: k.Alg, ActivatesAt: k.ActivatesAt.UTC()}
+			}
+			if *out == "json" {
+				return service.PrintJSON(cmd.OutOrStdout(), res)
+			}
+			w := cmd.OutOrStdout()
+			fmt.Fprintf(w, "key %s revoked; every auth replica stops publishing it and signing with it within KEY_REFRESH_INTERVAL (%s)\n", kid, cfg.KeyRefreshInterval)
+			if res.Replacement != nil {
+				fmt.Fprintf(w, "new key %s signs in its place at once\n", res.Replacement.KID)
+			}
+			fmt.Fprintln(w, "resource services refuse the tokens it signed once they re-read the JWKS (JWKS_REFRESH_INTERVAL, 5m by default)")
+			return nil
+		})
+	})
 	return cmd
 }

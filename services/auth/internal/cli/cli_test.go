@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/eventreg/eventreg/libs/testkit"
 )
@@ -166,6 +167,117 @@ func TestKeysCommands(t *testing.T) {
 		defer func() { secrets["KEY_ENCRYPTION_KEY"] = old }()
 		if _, err := run(t, "keys", "list"); err == nil || !strings.Contains(err.Error(), "KEY_ENCRYPTION_KEY") {
 			t.Fatalf("%v", err)
+		}
+	})
+}
+
+func TestClientsCreateRequiresPKCE(t *testing.T) {
+	setup(t)
+	create := func(t *testing.T, extra ...string) bool {
+		t.Helper()
+		var created struct {
+			ClientID int64 `json:"client_id"`
+		}
+		args := append([]string{"clients", "create", "--name", "Badge App", "--kind", "obo", "--scopes", "pii:basic",
+			"--redirect-uri", "https://badges.example/cb", "-o", "json"}, extra...)
+		if err := json.Unmarshal([]byte(must(t, args...)), &created); err != nil {
+			t.Fatal(err)
+		}
+		var got struct {
+			RequirePKCE *bool `json:"require_pkce"`
+		}
+		if err := json.Unmarshal([]byte(must(t, "clients", "get", jsonNumber(created.ClientID), "-o", "json")), &got); err != nil || got.RequirePKCE == nil {
+			t.Fatalf("get shows no require_pkce: %v", err)
+		}
+		return *got.RequirePKCE
+	}
+	t.Run("an obo client requires PKCE by default", func(t *testing.T) {
+		if !create(t) {
+			t.Fatal("created without the PKCE requirement")
+		}
+	})
+	t.Run("--allow-no-pkce registers one that may omit it", func(t *testing.T) {
+		if create(t, "--allow-no-pkce") {
+			t.Fatal("--allow-no-pkce ignored")
+		}
+	})
+	t.Run("--allow-no-pkce on a service client is refused", func(t *testing.T) {
+		if _, err := run(t, "clients", "create", "--name", "x", "--kind", "service", "--scopes", "user:read", "--allow-no-pkce"); err == nil {
+			t.Fatal("accepted")
+		}
+	})
+}
+
+func TestKeysRevoke(t *testing.T) {
+	setup(t)
+	type revocation struct {
+		Kid         string
+		RevokedAt   time.Time
+		Replacement *struct {
+			Kid         string
+			ActivatesAt time.Time
+		}
+	}
+	revoke := func(t *testing.T, kid string) revocation {
+		t.Helper()
+		out := must(t, "keys", "revoke", kid, "-o", "json")
+		var r revocation
+		if err := json.Unmarshal([]byte(out), &r); err != nil || r.Kid != kid || r.RevokedAt.IsZero() {
+			t.Fatalf("%s", out)
+		}
+		return r
+	}
+	states := func(t *testing.T) map[string]string {
+		t.Helper()
+		var list []struct{ Kid, State string }
+		out := must(t, "keys", "list", "-o", "json")
+		if err := json.Unmarshal([]byte(out), &list); err != nil {
+			t.Fatalf("%s", out)
+		}
+		m := map[string]string{}
+		for _, k := range list {
+			m[k.Kid] = k.State
+		}
+		return m
+	}
+	var pending struct{ Kid string }
+	_ = json.Unmarshal([]byte(must(t, "keys", "rotate", "-o", "json")), &pending)
+
+	t.Run("an unknown kid is refused", func(t *testing.T) {
+		if _, err := run(t, "keys", "revoke", "no-such-kid"); err == nil || !strings.Contains(err.Error(), `no signing key has kid "no-such-kid"`) {
+			t.Fatalf("%v", err)
+		}
+	})
+	t.Run("revoking the last usable key makes one that signs at once", func(t *testing.T) {
+		r := revoke(t, pending.Kid)
+		if r.Replacement == nil || r.Replacement.ActivatesAt.After(time.Now()) {
+			t.Fatalf("%+v", r)
+		}
+		if st := states(t); st[pending.Kid] != "revoked" || st[r.Replacement.Kid] != "active" {
+			t.Fatalf("%v", st)
+		}
+		t.Run("revoking the signing key puts a new key in its place", func(t *testing.T) {
+			next := revoke(t, r.Replacement.Kid)
+			// the same activation (PostgreSQL keeps microseconds)
+			if next.Replacement == nil || next.Replacement.ActivatesAt.Sub(r.Replacement.ActivatesAt).Abs() >= time.Microsecond {
+				t.Fatalf("%+v", next)
+			}
+			if st := states(t); st[r.Replacement.Kid] != "revoked" || st[next.Replacement.Kid] != "active" || len(st) != 3 {
+				t.Fatalf("%v", st)
+			}
+		})
+	})
+	t.Run("revoking a revoked key again is refused", func(t *testing.T) {
+		if _, err := run(t, "keys", "revoke", pending.Kid); err == nil || !strings.Contains(err.Error(), "already revoked") {
+			t.Fatalf("%v", err)
+		}
+	})
+	t.Run("text output says what happens and when", func(t *testing.T) {
+		var k struct{ Kid string }
+		_ = json.Unmarshal([]byte(must(t, "keys", "rotate", "-o", "json")), &k)
+		out := must(t, "keys", "revoke", k.Kid)
+		if !strings.Contains(out, "key "+k.Kid+" revoked") || !strings.Contains(out, "KEY_REFRESH_INTERVAL") || strings.Contains(out, "new key") {
+			t.Fatalf("%s", out)
 		}
 	})
 }

@@ -36,18 +36,67 @@ type Client struct {
 	SecretHash   []byte
 	RedirectURIs []string
 	Scopes       scope.Set
-	CreatedAt    time.Time
-	UpdatedAt    time.Time
+	// RequirePKCE refuses authorization requests without a code_challenge
+	// (obo clients; new ones require it unless registered otherwise).
+	RequirePKCE bool
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
 }
 
-// HasRedirectURI reports whether uri is registered, compared byte for byte.
+// HasRedirectURI reports whether uri is registered: compared byte for byte,
+// except that a registered http://127.0.0.1 or http://[::1] URI matches the
+// same URI with any port (RFC 8252 §7.3: a native app listens on whatever
+// port the system gives it). localhost is a name, not an IP literal: exact.
 func (c Client) HasRedirectURI(uri string) bool {
+	portless, loopback := withoutLoopbackPort(uri)
 	for _, r := range c.RedirectURIs {
 		if r == uri {
 			return true
 		}
+		if loopback {
+			if rp, ok := withoutLoopbackPort(r); ok && rp == portless {
+				return true
+			}
+		}
 	}
 	return false
+}
+
+// withoutLoopbackPort returns raw without its port when raw is an http URI
+// on the IP literal 127.0.0.1 or [::1]; ok is false for any other URI. The
+// rest of the string is kept byte for byte.
+func withoutLoopbackPort(raw string) (string, bool) {
+	const scheme = "http://"
+	if !strings.HasPrefix(raw, scheme) {
+		return "", false
+	}
+	rest := raw[len(scheme):]
+	end := strings.IndexAny(rest, "/?#")
+	if end < 0 {
+		end = len(rest)
+	}
+	authority, tail := rest[:end], rest[end:]
+	for _, host := range []string{"127.0.0.1", "[::1]"} {
+		port, found := strings.CutPrefix(authority, host)
+		if !found {
+			continue
+		}
+		if port != "" && !validPort(port) {
+			return "", false
+		}
+		return scheme + host + tail, true
+	}
+	return "", false
+}
+
+// validPort reports whether p is ":" and a port number.
+func validPort(p string) bool {
+	digits, ok := strings.CutPrefix(p, ":")
+	if !ok || digits == "" || len(digits) > 5 {
+		return false
+	}
+	n, err := strconv.Atoi(digits)
+	return err == nil && n > 0 && n <= 65535 && digits[0] != '0'
 }
 
 // Errors of the business.
@@ -113,11 +162,14 @@ type NewClient struct {
 	Kind         Kind
 	Scopes       []string
 	RedirectURIs []string
+	// RequirePKCE: an obo client must send PKCE (the default to choose).
+	RequirePKCE bool
 }
 
 // Create registers a client and returns it with its secret (shown once, stored hashed).
 func (s *Service) Create(ctx context.Context, n NewClient) (Client, string, error) {
-	c := Client{Name: n.Name, Description: n.Description, Kind: n.Kind, Scopes: scope.Normalize(n.Scopes), RedirectURIs: n.RedirectURIs}
+	c := Client{Name: n.Name, Description: n.Description, Kind: n.Kind, Scopes: scope.Normalize(n.Scopes), RedirectURIs: n.RedirectURIs,
+		RequirePKCE: n.RequirePKCE && n.Kind == KindOBO}
 	if err := Validate(c); err != nil {
 		return Client{}, "", err
 	}
@@ -326,6 +378,9 @@ func (s *Service) Import(ctx context.Context, in []fixture.Client) (ImportResult
 		}
 		seen[f.ID] = true
 		c := Client{ID: f.ID, Name: f.Name, Description: f.Description, Kind: Kind(f.Kind), RedirectURIs: f.RedirectURIs, Scopes: scope.Normalize(f.Scopes)}
+		if f.RequirePKCE != nil && *f.RequirePKCE && c.Kind != KindOBO {
+			problems.Addf("%s: requirePkce applies to obo clients only", where)
+		}
 		if c.RedirectURIs == nil {
 			c.RedirectURIs = []string{}
 		}
@@ -356,6 +411,22 @@ func (s *Service) Import(ctx context.Context, in []fixture.Client) (ImportResult
 	}
 	res := ImportResult{Generated: map[int64]string{}}
 	for i := range cs {
+		// requirePkce: as the file says; when it says nothing, required for a
+		// new obo client and kept as stored for an existing one (re-importing
+		// an old file does not break an app that sends no PKCE).
+		switch f := in[i]; {
+		case f.RequirePKCE != nil:
+			cs[i].RequirePKCE = *f.RequirePKCE
+		case existing[cs[i].ID]:
+			stored, err := s.store.Get(ctx, cs[i].ID)
+			if err != nil {
+				return ImportResult{}, fmt.Errorf("reading client %d: %w", cs[i].ID, err)
+			}
+			cs[i].RequirePKCE = stored.RequirePKCE
+		default:
+			cs[i].RequirePKCE = cs[i].Kind == KindOBO
+		}
+		cs[i].RequirePKCE = cs[i].RequirePKCE && cs[i].Kind == KindOBO
 		if cs[i].SecretHash == nil && !existing[cs[i].ID] {
 			secret, err := clientsecret.Generate()
 			if err != nil {

@@ -64,3 +64,42 @@ func TestParseID(t *testing.T) {
 		}
 	}
 }
+
+func TestLoopbackRedirectURIMatchesAnyPort(t *testing.T) {
+	c := Client{RedirectURIs: []string{"http://127.0.0.1/callback", "http://[::1]:8080/cb?app=1", "http://localhost:9999/staff/callback", "https://app.example:8443/cb"}}
+	t.Run("an IP-literal loopback URI matches with any port or none", func(t *testing.T) {
+		for _, u := range []string{"http://127.0.0.1/callback", "http://127.0.0.1:51234/callback", "http://127.0.0.1:1/callback", "http://127.0.0.1:65535/callback",
+			"http://[::1]:8080/cb?app=1", "http://[::1]:49152/cb?app=1", "http://[::1]/cb?app=1"} {
+			if !c.HasRedirectURI(u) {
+				t.Errorf("%s not matched", u)
+			}
+		}
+	})
+	t.Run("everything but the port still matches byte for byte", func(t *testing.T) {
+		for _, u := range []string{
+			"http://127.0.0.1:51234/callback/", "http://127.0.0.1:51234/Callback", "http://127.0.0.1:51234/callback?x=1", "HTTP://127.0.0.1:51234/callback",
+			"https://127.0.0.1:51234/callback", "http://127.0.0.2:51234/callback", "http://[::1]:49152/cb", "http://[::1]:49152/cb?app=2",
+			"http://127.0.0.1:51234@evil.example/callback", "http://127.0.0.1:abc/callback", "http://127.0.0.1:/callback", "http://127.0.0.1:99999/callback",
+			"http://127.0.0.1:051234/callback", "http://127.0.0.1.evil.example/callback", "http://[::1]:8080/cb?app=1#f",
+		} {
+			if c.HasRedirectURI(u) {
+				t.Errorf("%s matched", u)
+			}
+		}
+	})
+	t.Run("localhost is a name, not an IP literal: exact match only", func(t *testing.T) {
+		if !c.HasRedirectURI("http://localhost:9999/staff/callback") {
+			t.Error("exact localhost URI not matched")
+		}
+		for _, u := range []string{"http://localhost:9998/staff/callback", "http://localhost/staff/callback"} {
+			if c.HasRedirectURI(u) {
+				t.Errorf("%s matched", u)
+			}
+		}
+	})
+	t.Run("https URIs keep their exact port", func(t *testing.T) {
+		if c.HasRedirectURI("https://app.example:9443/cb") || c.HasRedirectURI("https://app.example/cb") {
+			t.Error("another port of an https URI matched")
+		}
+	})
+}

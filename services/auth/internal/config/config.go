@@ -111,6 +111,10 @@ type Serve struct {
 	ClientAuthFailures  int           `env:"CLIENT_AUTH_FAILURES" envDefault:"10"`
 	ClientFailureWindow time.Duration `env:"CLIENT_AUTH_FAILURE_WINDOW" envDefault:"1m"`
 	UsersTimeout        time.Duration `env:"USERS_TIMEOUT" envDefault:"3s"`
+	// A refresh-token family ends RefreshIdleTTL after its last use, and
+	// RefreshAbsoluteTTL after the user authorized the app, whichever is first.
+	RefreshIdleTTL     time.Duration `env:"REFRESH_TOKEN_IDLE_TTL" envDefault:"720h"`
+	RefreshAbsoluteTTL time.Duration `env:"REFRESH_TOKEN_ABSOLUTE_TTL" envDefault:"2160h"`
 }
 
 // Validate checks the rules the types cannot express.
@@ -136,6 +140,9 @@ func (s *Serve) Validate() error {
 	}
 	if s.LoginFailuresPerAccount < 1 || s.LoginFailuresPerAddress < 1 || s.ClientAuthFailures < 1 || s.LoginFailureWindow < time.Second || s.ClientFailureWindow < time.Second {
 		errs = append(errs, errors.New("LOGIN_FAILURES_*, CLIENT_AUTH_FAILURES must be at least 1 and their windows at least 1s"))
+	}
+	if s.RefreshIdleTTL < time.Second || s.RefreshAbsoluteTTL < s.RefreshIdleTTL {
+		errs = append(errs, errors.New("REFRESH_TOKEN_IDLE_TTL must be at least 1s and REFRESH_TOKEN_ABSOLUTE_TTL at least REFRESH_TOKEN_IDLE_TTL"))
 	}
 	return errors.Join(errs...)
 }

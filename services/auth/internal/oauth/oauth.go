@@ -12,6 +12,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/eventreg/eventreg/libs/apierror"
+	"github.com/eventreg/eventreg/libs/authapi"
 	"github.com/eventreg/eventreg/libs/httpserver"
 
 	"github.com/eventreg/eventreg/services/auth/internal/accesstoken"
@@ -37,11 +38,15 @@ const (
 
 // Handler serves the token side.
 type Handler struct {
-	Clients        *client.Service
-	Tokens         *accesstoken.Issuer
-	Codes          *authcode.Store
-	Refresh        *refreshtoken.Store
-	Denylist       *refreshtoken.Denylist
+	Clients  *client.Service
+	Tokens   *accesstoken.Issuer
+	Codes    *authcode.Store
+	Refresh  *refreshtoken.Store
+	Denylist *refreshtoken.Denylist
+	// Users answers which permissions a user holds now (usersapi.Client).
+	Users Users
+	// ClientFailures counts failed client authentications per client and
+	// source address.
 	ClientFailures *ratelimit.Failures
 	Issuer         string
 	Log            *slog.Logger
@@ -49,12 +54,22 @@ type Handler struct {
 	Metrics *authmetrics.Metrics
 }
 
-// Register adds the routes to the public engine.
-func (h *Handler) Register(r gin.IRouter) {
-	r.POST(PathToken, h.token)
-	r.POST(PathRevoke, h.revoke)
-	r.POST(PathIntrospect, h.introspect)
-	r.GET(PathMetadata, h.metadata)
+// Users is what the token side needs from the users service.
+type Users interface {
+	// Permissions returns what userID holds now, usersapi.ErrNotFound when
+	// the user is gone.
+	Permissions(ctx context.Context, userID int64) ([]string, error)
+}
+
+// Register adds the public routes to public and the service-to-service ones
+// to internal.
+func (h *Handler) Register(public, internal gin.IRouter) {
+	public.POST(PathToken, h.token)
+	public.POST(PathRevoke, h.revoke)
+	public.POST(PathIntrospect, h.introspect)
+	public.GET(PathMetadata, h.metadata)
+	internal.GET(authapi.PathRevocations, h.revocations)
+	internal.POST(authapi.PathUserChanged, h.userChanged)
 }
 
 // tokenResponse is the body of a successful token request.
@@ -81,46 +96,56 @@ func (h *Handler) dependencyError(c *gin.Context, what string, err error) {
 	h.fail(c, unavailable(what))
 }
 
-// authenticate authenticates the client of the request, counting failures.
+// authenticate authenticates the client of the request. A correct secret
+// always authenticates; failures are counted per client and source address
+// (the id normalized first), and past the limit a failing request is
+// refused from memory, without a Redis round trip (the cost is capped, the
+// client's access is not).
 func (h *Handler) authenticate(c *gin.Context, p params) (client.Client, bool) {
 	id, secret, e := p.credentials()
 	if e != nil {
 		h.fail(c, e)
 		return client.Client{}, false
 	}
-	limitKey := id
-	if _, ok := client.ParseID(id); !ok {
-		limitKey = "malformed"
+	cl, err := h.Clients.Authenticate(c.Request.Context(), id, secret)
+	if err == nil {
+		c.Set(httpserver.LogClientIDKey, strconv.FormatInt(cl.ID, 10))
+		return cl, true
 	}
+	if !errors.Is(err, client.ErrAuthFailed) {
+		h.dependencyError(c, "The client registry", err)
+		return client.Client{}, false
+	}
+	h.Metrics.ClientAuthFailed(authmetrics.ClientAuthInvalid)
+	limitKey := failureKey(id, c.ClientIP())
 	if wait, blocked := h.ClientFailures.Blocked(limitKey); blocked {
 		h.Metrics.ClientAuthFailed(authmetrics.ClientAuthThrottled)
 		h.fail(c, tooMany(wait))
 		return client.Client{}, false
 	}
-	cl, err := h.Clients.Authenticate(c.Request.Context(), id, secret)
-	if errors.Is(err, client.ErrAuthFailed) {
-		h.Metrics.ClientAuthFailed(authmetrics.ClientAuthInvalid)
-		wait, _, rerr := h.ClientFailures.Fail(c.Request.Context(), limitKey)
-		if rerr != nil {
-			h.Log.WarnContext(c.Request.Context(), "counting a client-authentication failure failed", "error", rerr.Error())
-		}
-		if wait > 0 {
-			h.fail(c, tooMany(wait))
-			return client.Client{}, false
-		}
-		e := apierror.NewOAuth(apierror.OAuthInvalidClient, "Client authentication failed: unknown client or wrong secret.")
-		if p.basic {
-			e.Headers = map[string]string{"WWW-Authenticate": basicChallenge}
-		}
-		h.fail(c, e)
+	wait, _, rerr := h.ClientFailures.Fail(c.Request.Context(), limitKey)
+	if rerr != nil {
+		h.Log.WarnContext(c.Request.Context(), "counting a client-authentication failure failed", "error", rerr.Error())
+	}
+	if wait > 0 {
+		h.fail(c, tooMany(wait))
 		return client.Client{}, false
 	}
-	if err != nil {
-		h.dependencyError(c, "The client registry", err)
-		return client.Client{}, false
+	e = apierror.NewOAuth(apierror.OAuthInvalidClient, "Client authentication failed: unknown client or wrong secret.")
+	if p.basic {
+		e.Headers = map[string]string{"WWW-Authenticate": basicChallenge}
 	}
-	c.Set(httpserver.LogClientIDKey, strconv.FormatInt(cl.ID, 10))
-	return cl, true
+	h.fail(c, e)
+	return client.Client{}, false
+}
+
+// failureKey keys the failures of client id from address: the id in its
+// canonical form ("0501" and "501" are one client), or "malformed".
+func failureKey(id, address string) string {
+	if n, ok := client.ParseID(id); ok {
+		return strconv.FormatInt(n, 10) + "|" + address
+	}
+	return "malformed|" + address
 }
 
 func tooMany(wait time.Duration) *apierror.OAuthError {
@@ -179,8 +204,8 @@ func requestedScopes(p params) (scope.Set, bool) {
 	return s, len(s) > 0
 }
 
-func (h *Handler) issue(sub string, cl client.Client, scopes scope.Set) (accesstoken.Issued, *apierror.OAuthError) {
-	tok, err := h.Tokens.Issue(sub, cl.ID, scopes)
+func (h *Handler) issue(sub string, cl client.Client, scopes scope.Set, sid string) (accesstoken.Issued, *apierror.OAuthError) {
+	tok, err := h.Tokens.Issue(sub, cl.ID, scopes, sid)
 	if err != nil {
 		h.Log.Error("signing an access token failed", "error", err.Error())
 		return tok, unavailable("Token signing")
@@ -191,172 +216,6 @@ func (h *Handler) issue(sub string, cl client.Client, scopes scope.Set) (accesst
 func (h *Handler) respond(tok accesstoken.Issued, refresh string) tokenResponse {
 	return tokenResponse{AccessToken: tok.Token, TokenType: "Bearer", ExpiresIn: int64(h.Tokens.TTL() / time.Second),
 		Scope: tok.Claims.Scope, RefreshToken: refresh}
-}
-
-func (h *Handler) clientCredentials(_ context.Context, cl client.Client, p params) (tokenResponse, *apierror.OAuthError) {
-	if cl.Kind != client.KindService {
-		return tokenResponse{}, oauthErr(apierror.OAuthUnauthorizedClient, "This client acts for users: use the authorization_code grant.")
-	}
-	allowed := cl.Scopes.WithoutOBO()
-	scopes, asked := requestedScopes(p)
-	if !asked {
-		scopes = allowed
-	}
-	if e := checkScopes(scopes, allowed, true); e != nil {
-		return tokenResponse{}, e
-	}
-	if len(scopes) == 0 {
-		return tokenResponse{}, oauthErr(apierror.OAuthInvalidScope, "The client is approved for no scope usable with client credentials.")
-	}
-	tok, e := h.issue(accesstoken.ClientSubject(cl.ID), cl, scopes)
-	if e != nil {
-		return tokenResponse{}, e
-	}
-	return h.respond(tok, ""), nil
-}
-
-// checkScopes refuses unknown scopes, OBO-only ones (when serviceOnly) and
-// any not in allowed, naming them.
-func checkScopes(asked, allowed scope.Set, serviceOnly bool) *apierror.OAuthError {
-	if u := asked.Unknown(); len(u) > 0 {
-		return oauthErr(apierror.OAuthInvalidScope, "Unknown scope: "+u[0]+".")
-	}
-	if serviceOnly {
-		if o := asked.OBOOnly(); len(o) > 0 {
-			return oauthErr(apierror.OAuthInvalidScope, "The scope "+o[0]+" is only for tokens a user consented to.")
-		}
-	}
-	for _, s := range asked {
-		if !allowed.Contains(s) {
-			return oauthErr(apierror.OAuthInvalidScope, "The scope "+s+" is not granted to this client.")
-		}
-	}
-	return nil
-}
-
-func (h *Handler) authorizationCode(ctx context.Context, cl client.Client, p params) (tokenResponse, *apierror.OAuthError) {
-	if cl.Kind != client.KindOBO {
-		return tokenResponse{}, oauthErr(apierror.OAuthUnauthorizedClient, "A service client uses the client_credentials grant.")
-	}
-	code, e := p.get("code")
-	if e != nil {
-		return tokenResponse{}, e
-	}
-	redirect, e := p.get("redirect_uri")
-	if e != nil {
-		return tokenResponse{}, e
-	}
-	verifier, e := p.get("code_verifier")
-	if e != nil {
-		return tokenResponse{}, e
-	}
-	if code == "" || redirect == "" {
-		return tokenResponse{}, oauthErr(apierror.OAuthInvalidRequest, "code and redirect_uri are required.")
-	}
-	challenge := ""
-	if verifier != "" {
-		if !pkce.ValidVerifier(verifier) {
-			return tokenResponse{}, oauthErr(apierror.OAuthInvalidRequest, "code_verifier must be 43 to 128 unreserved characters.")
-		}
-		challenge = pkce.Challenge(verifier)
-	}
-	g, err := h.Codes.Redeem(ctx, code, cl.ID, redirect, challenge)
-	switch {
-	case errors.Is(err, authcode.ErrReplayed):
-		// RFC 6749 §4.1.2: revoke what the first redemption issued.
-		if jti, rerr := h.Refresh.RevokeFamily(ctx, g.Family); rerr == nil {
-			_ = h.Denylist.Add(ctx, jti)
-		} else {
-			h.Log.WarnContext(ctx, "revoking after a code replay failed", "error", rerr.Error())
-		}
-		return tokenResponse{}, oauthErr(apierror.OAuthInvalidGrant, "The authorization code was already used; the tokens issued with it are revoked.")
-	case errors.Is(err, authcode.ErrInvalid):
-		return tokenResponse{}, oauthErr(apierror.OAuthInvalidGrant, "The authorization code is invalid, expired, or was issued to another client, redirect URI or PKCE verifier.")
-	case err != nil:
-		h.Log.WarnContext(ctx, "redeeming a code failed", "error", err.Error())
-		return tokenResponse{}, unavailable("The token store")
-	}
-	scopes := g.Scopes
-	if asked, ok := requestedScopes(p); ok {
-		if !asked.SubsetOf(g.Scopes) {
-			return tokenResponse{}, oauthErr(apierror.OAuthInvalidScope, "The scope may narrow the authorized scopes, never widen them.")
-		}
-		scopes = asked
-	}
-	tok, e := h.issue(accesstoken.UserSubject(g.UserID), cl, scopes)
-	if e != nil {
-		return tokenResponse{}, e
-	}
-	refresh, err := h.Refresh.Create(ctx, refreshtoken.Family{ID: g.Family, ClientID: cl.ID, UserID: g.UserID, Granted: g.Scopes, Last: scopes, JTI: tok.Claims.ID})
-	if errors.Is(err, refreshtoken.ErrRevoked) {
-		// A replay of the code arrived while this, the first redemption, ran:
-		// it wins the response, and what it issued is revoked as RFC 6749
-		// §4.1.2 asks (the same order of events as a refresh-token reuse).
-		_ = h.Denylist.Add(ctx, tok.Claims.ID)
-		return h.respond(tok, refresh), nil
-	}
-	if err != nil {
-		h.Log.WarnContext(ctx, "storing a refresh token failed", "error", err.Error())
-		return tokenResponse{}, unavailable("The token store")
-	}
-	return h.respond(tok, refresh), nil
-}
-
-func (h *Handler) refreshToken(ctx context.Context, cl client.Client, p params) (tokenResponse, *apierror.OAuthError) {
-	if cl.Kind != client.KindOBO {
-		return tokenResponse{}, oauthErr(apierror.OAuthUnauthorizedClient, "A service client uses the client_credentials grant.")
-	}
-	raw, e := p.get("refresh_token")
-	if e != nil {
-		return tokenResponse{}, e
-	}
-	if raw == "" {
-		return tokenResponse{}, oauthErr(apierror.OAuthInvalidRequest, "refresh_token is required.")
-	}
-	if _, e := p.get("redirect_uri"); e != nil { // accepted, as the contract lists it, and not used
-		return tokenResponse{}, e
-	}
-	invalid := oauthErr(apierror.OAuthInvalidGrant, "The refresh token is invalid, revoked, or was issued to another client.")
-	fam, err := h.Refresh.Peek(ctx, raw)
-	if errors.Is(err, refreshtoken.ErrInvalid) {
-		// Maybe a rotated token: Rotate detects the reuse and revokes the family.
-		if _, jti, rerr := h.Refresh.Rotate(ctx, raw, cl.ID, nil, ""); errors.Is(rerr, refreshtoken.ErrReused) {
-			h.Metrics.RefreshReuse()
-			_ = h.Denylist.Add(ctx, jti)
-		}
-		return tokenResponse{}, invalid
-	}
-	if err != nil {
-		h.Log.WarnContext(ctx, "reading a refresh token failed", "error", err.Error())
-		return tokenResponse{}, unavailable("The token store")
-	}
-	if fam.ClientID != cl.ID {
-		return tokenResponse{}, invalid
-	}
-	scopes := fam.Last
-	if asked, ok := requestedScopes(p); ok {
-		if !asked.SubsetOf(fam.Granted) {
-			return tokenResponse{}, oauthErr(apierror.OAuthInvalidScope, "A refresh may narrow the granted scopes, never widen them.")
-		}
-		scopes = asked
-	}
-	tok, e := h.issue(accesstoken.UserSubject(fam.UserID), cl, scopes)
-	if e != nil {
-		return tokenResponse{}, e
-	}
-	next, jti, err := h.Refresh.Rotate(ctx, raw, cl.ID, scopes, tok.Claims.ID)
-	switch {
-	case errors.Is(err, refreshtoken.ErrReused):
-		h.Metrics.RefreshReuse()
-		_ = h.Denylist.Add(ctx, jti, tok.Claims.ID)
-		return tokenResponse{}, invalid
-	case errors.Is(err, refreshtoken.ErrInvalid), errors.Is(err, refreshtoken.ErrWrongClient):
-		return tokenResponse{}, invalid
-	case err != nil:
-		h.Log.WarnContext(ctx, "rotating a refresh token failed", "error", err.Error())
-		return tokenResponse{}, unavailable("The token store")
-	}
-	return h.respond(tok, next), nil
 }
 
 // tokenParam authenticates the client of a revocation or introspection
@@ -392,12 +251,7 @@ func (h *Handler) revoke(c *gin.Context) {
 		fam, err := h.Refresh.Peek(ctx, raw)
 		switch {
 		case err == nil && fam.ClientID == cl.ID:
-			jti, err := h.Refresh.RevokeFamily(ctx, fam.ID)
-			if err != nil {
-				h.dependencyError(c, "The token store", err)
-				return
-			}
-			if err := h.Denylist.Add(ctx, jti); err != nil {
+			if err := h.Refresh.RevokeFamily(ctx, fam.ID); err != nil {
 				h.dependencyError(c, "The token store", err)
 				return
 			}
@@ -444,7 +298,7 @@ func (h *Handler) introspect(c *gin.Context) {
 		c.JSON(http.StatusOK, inactive)
 		return
 	}
-	revoked, err := h.Denylist.Revoked(ctx, claims.ID)
+	revoked, err := h.Denylist.Revoked(ctx, claims.ID, claims.SessionID)
 	if err != nil {
 		h.dependencyError(c, "The token store", err)
 		return
@@ -477,6 +331,6 @@ func (h *Handler) metadata(c *gin.Context) {
 		"revocation_endpoint_auth_methods_supported":     auth,
 		"introspection_endpoint_auth_methods_supported":  auth,
 		"code_challenge_methods_supported":               []string{pkce.MethodS256},
-		"authorization_response_iss_parameter_supported": false,
+		"authorization_response_iss_parameter_supported": true,
 	})
 }

@@ -1,4 +1,4 @@
-// Package ratelimit throttles repeated failures (logins per account and per address, client authentication per client) with a GCRA limiter in Redis shared by every replica.
+// Package ratelimit throttles repeated failures (sign-in attempts, client authentication per client) with a GCRA limiter in Redis shared by every replica.
 package ratelimit
 
 import (
@@ -14,6 +14,7 @@ import (
 // Failures counts failures of one kind; a key may fail Allowed times per Window.
 type Failures struct {
 	limiter *redis_rate.Limiter
+	rdb     *redis.Client
 	prefix  string
 	limit   redis_rate.Limit
 
@@ -24,7 +25,7 @@ type Failures struct {
 
 // NewFailures returns a failure counter named prefix allowing allowed failures per window.
 func NewFailures(rdb *redis.Client, prefix string, allowed int, window time.Duration) *Failures {
-	return &Failures{limiter: redis_rate.NewLimiter(rdb), prefix: "auth:rl:" + prefix + ":",
+	return &Failures{limiter: redis_rate.NewLimiter(rdb), rdb: rdb, prefix: "auth:rl:" + prefix + ":",
 		limit: redis_rate.Limit{Rate: allowed, Burst: allowed, Period: window}, blocked: map[string]time.Time{}, now: time.Now}
 }
 
@@ -45,26 +46,6 @@ func (f *Failures) Blocked(key string) (time.Duration, bool) {
 	return left, true
 }
 
-// Check asks Redis, without counting, whether key may try again; it returns
-// the time to wait when it may not.
-func (f *Failures) Check(ctx context.Context, key string) (time.Duration, error) {
-	res, err := f.limiter.AllowN(ctx, f.prefix+key, f.limit, 0)
-	if err != nil {
-		return 0, fmt.Errorf("reading rate limit: %w", err)
-	}
-	if res.Remaining >= 1 {
-		return 0, nil
-	}
-	// The next failure is allowed once the oldest one in the burst has drained.
-	interval := f.limit.Period / time.Duration(f.limit.Rate)
-	wait := res.ResetAfter - time.Duration(f.limit.Burst-1)*interval
-	if wait < time.Second {
-		wait = time.Second
-	}
-	f.remember(key, wait)
-	return wait, nil
-}
-
 // Fail counts one failure of key. It returns the wait when key is now over
 // the limit, and how many failures remain otherwise.
 func (f *Failures) Fail(ctx context.Context, key string) (wait time.Duration, remaining int, err error) {
@@ -79,6 +60,49 @@ func (f *Failures) Fail(ctx context.Context, key string) (wait time.Duration, re
 	}
 	return 0, res.Remaining, nil
 }
+
+// Attempt counts one attempt of key before it is made, atomically in Redis:
+// of any number of parallel attempts at most the allowance pass. It answers
+// as Fail does; an attempt that turns out to succeed is given back with Refund.
+func (f *Failures) Attempt(ctx context.Context, key string) (wait time.Duration, remaining int, err error) {
+	return f.Fail(ctx, key)
+}
+
+// refund gives back one counted attempt. redis_rate's AllowN with n = -1
+// does not do this: it only writes a theoretical arrival time still in the
+// future, so the refund of the one attempt of a key (which brings it back to
+// now) is dropped. The key and time base are redis_rate's.
+var refund = redis.NewScript(`
+redis.replicate_commands()
+local key = KEYS[1]
+local interval = tonumber(ARGV[1])
+local tat = redis.call("GET", key)
+if not tat then
+  return 0
+end
+local now = redis.call("TIME")
+now = (now[1] - 1483228800) + (now[2] / 1000000)
+tat = tonumber(tat) - interval
+if tat <= now then
+  redis.call("DEL", key)
+else
+  redis.call("SET", key, tat, "EX", math.ceil(tat - now))
+end
+return 1
+`)
+
+// Refund gives back one attempt of key counted by Attempt (the attempt
+// succeeded, so it was no failure).
+func (f *Failures) Refund(ctx context.Context, key string) error {
+	interval := f.limit.Period.Seconds() / float64(f.limit.Rate)
+	if err := refund.Run(ctx, f.rdb, []string{redisRatePrefix + f.prefix + key}, interval).Err(); err != nil {
+		return fmt.Errorf("refunding an attempt: %w", err)
+	}
+	return nil
+}
+
+// redisRatePrefix is the prefix redis_rate puts before every key.
+const redisRatePrefix = "rate:"
 
 func (f *Failures) remember(key string, wait time.Duration) {
 	f.mu.Lock()

@@ -154,3 +154,17 @@ func (s Set) Missing(perms []string) []string {
 	}
 	return out
 }
+
+// Standing returns the scopes of s that still stand: those the client is
+// still approved for (clientScopes) and, for sensitive ones, whose
+// permission the user still holds (perms).
+func (s Set) Standing(clientScopes Set, perms []string) Set {
+	missing := s.Missing(perms)
+	out := Set{}
+	for _, n := range s {
+		if clientScopes.Contains(n) && !slices.Contains(missing, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}

@@ -48,6 +48,18 @@ func TestSetRules(t *testing.T) {
 			t.Fatal(got)
 		}
 	})
+	t.Run("standing scopes: still approved for the client and, when sensitive, still permitted to the user", func(t *testing.T) {
+		granted := Parse("pii:basic registration:read user:read")
+		if got := granted.Standing(Parse("pii:basic registration:read user:read"), []string{"registration:read"}); !got.Equal(Set{"pii:basic", "registration:read"}) {
+			t.Fatal(got)
+		}
+		if got := granted.Standing(Parse("pii:basic user:read"), []string{"registration:read", "user:read"}); !got.Equal(Set{"pii:basic", "user:read"}) {
+			t.Fatal(got)
+		}
+		if got := Parse("registration:read").Standing(Parse("registration:read"), nil); got == nil || len(got) != 0 {
+			t.Fatalf("nothing left must be an empty set: %#v", got)
+		}
+	})
 	t.Run("catalog matches the spec's sensitivity", func(t *testing.T) {
 		for _, n := range []string{"user:read", "user:roles:update", "volunteer:read", "registration:read"} {
 			if s, _ := Lookup(n); !s.Sensitive || s.Mode != ModeService {

@@ -60,7 +60,7 @@ func TestAuthorizeRequestValidation(t *testing.T) {
 	})
 	t.Run("a redirect_uri not registered byte for byte shows the error page and never redirects", func(t *testing.T) {
 		for _, uri := range []string{"http://127.0.0.1:9999/callback/", "http://127.0.0.1:9999/Callback", "http://127.0.0.1:9999/callback?x=1",
-			"http://127.0.0.1:9998/callback", "https://evil.example/callback", "http://localhost:9999/callback", ""} {
+			"http://127.0.0.2:9999/callback", "https://evil.example/callback", "http://localhost:9999/callback", ""} {
 			q := goodQuery()
 			q.Set("redirect_uri", uri)
 			errorPage(t, q)
@@ -188,16 +188,25 @@ func TestSessionCookie(t *testing.T) {
 	s := authtest.Start(t, authtest.Options{})
 	login := func(t *testing.T, proto string) *http.Cookie {
 		b := newBrowser(t)
-		p := b.get(s.URL + "/oauth/login")
-		req, _ := http.NewRequest(http.MethodPost, s.URL+"/oauth/login", strings.NewReader(url.Values{"csrf_token": {field(t, csrfRe, p.body)},
+		req, _ := http.NewRequest(http.MethodGet, s.URL+"/oauth/login", nil)
+		if proto != "" {
+			req.Header.Set("X-Forwarded-Proto", proto)
+		}
+		p := b.do(req)
+		var anchor *http.Cookie
+		for _, c := range (&http.Response{Header: p.header}).Cookies() {
+			anchor = c
+		}
+		req, _ = http.NewRequest(http.MethodPost, s.URL+"/oauth/login", strings.NewReader(url.Values{"csrf_token": {field(t, csrfRe, p.body)},
 			"next": {"/oauth/apps"}, "username": {"alice"}, "password": {authtest.Alice.Password}}.Encode()))
 		req.Header.Set("Content-Type", form)
 		if proto != "" {
 			req.Header.Set("X-Forwarded-Proto", proto)
+			req.AddCookie(anchor) // the jar keeps a Secure cookie from plain-http URLs
 		}
 		p = b.do(req)
 		for _, c := range (&http.Response{Header: p.header}).Cookies() {
-			if c.Name == "eventreg_session" {
+			if c.Name == "eventreg_session" || c.Name == "__Host-eventreg_session" {
 				return c
 			}
 		}
@@ -226,7 +235,8 @@ func TestSessionCookie(t *testing.T) {
 		if p := b.get(s.URL + "/oauth/apps"); p.status != 200 {
 			t.Fatalf("%d", p.status)
 		}
-		b.get(s.URL + "/oauth/logout")
+		p := b.get(s.URL + "/oauth/logout")
+		b.postForm(s.URL+"/oauth/logout", url.Values{"csrf_token": {field(t, csrfRe, p.body)}})
 		if p := b.get(s.URL + "/oauth/apps"); p.status != http.StatusFound {
 			t.Fatalf("still signed in: %d", p.status)
 		}
@@ -305,18 +315,26 @@ func TestCSRF(t *testing.T) {
 
 func TestLogout(t *testing.T) {
 	s := authtest.Start(t, authtest.Options{})
-	t.Run("redirects to next when it is a registered redirect URI of the client", func(t *testing.T) {
+	// confirm signs alice in, opens the logout page with q and presses Sign out.
+	confirm := func(t *testing.T, q url.Values) page {
 		b := signedIn(t, s, authtest.Alice)
-		p := b.get(s.URL + "/oauth/logout?" + url.Values{"next": {authtest.RedirectURI}, "client_id": {authtest.BadgeID}}.Encode())
-		if p.status != http.StatusFound || p.header.Get("Location") != authtest.RedirectURI {
+		p := b.get(s.URL + "/oauth/logout?" + q.Encode())
+		v := url.Values{"csrf_token": {field(t, csrfRe, p.body)}}
+		for k := range q {
+			v.Set(k, q.Get(k))
+		}
+		return b.postForm(s.URL+"/oauth/logout", v)
+	}
+	t.Run("redirects to next when it is a registered redirect URI of the client", func(t *testing.T) {
+		p := confirm(t, url.Values{"next": {authtest.RedirectURI}, "client_id": {authtest.BadgeID}})
+		if p.status != http.StatusSeeOther || p.header.Get("Location") != authtest.RedirectURI {
 			t.Fatalf("%d %v", p.status, p.header)
 		}
 	})
 	t.Run("any other next gets the signed-out page", func(t *testing.T) {
-		b := signedIn(t, s, authtest.Alice)
 		for _, q := range []url.Values{{"next": {"https://evil.example/"}, "client_id": {authtest.BadgeID}}, {"next": {authtest.RedirectURI}},
 			{"next": {authtest.RedirectURI}, "client_id": {authtest.ServiceID}}} {
-			p := b.get(s.URL + "/oauth/logout?" + q.Encode())
+			p := confirm(t, q)
 			if p.status != 200 || p.header.Get("Location") != "" || !strings.Contains(p.body, "signed out") {
 				t.Fatalf("%v: %d %v", q, p.status, p.header)
 			}

@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/eventreg/eventreg/libs/apierror"
 	"github.com/eventreg/eventreg/libs/redisdb"
 	"github.com/eventreg/eventreg/libs/service"
 	"github.com/eventreg/eventreg/libs/usersapi"
@@ -59,41 +60,52 @@ func Build(ctx context.Context, cfg config.Serve, log *slog.Logger, pool *pgxpoo
 	clients := client.NewService(clientdb.New(pool), clientsecret.NewHasher([]byte(cfg.ClientSecretKey)), cfg.ClientCacheTTL)
 	issuer := strings.TrimRight(cfg.Issuer, "/")
 	tokens := accesstoken.NewIssuer(keys, issuer, cfg.TokenAudience, cfg.AccessTokenTTL)
-	refresh := refreshtoken.New(rdb)
 	denylist := refreshtoken.NewDenylist(rdb, cfg.AccessTokenTTL)
+	refresh := refreshtoken.New(rdb, denylist, refreshtoken.Lifetimes{Idle: cfg.RefreshIdleTTL, Absolute: cfg.RefreshAbsoluteTTL})
 	codes := authcode.New(rdb, cfg.AuthCodeTTL)
 
 	(&oauth.Handler{
-		Clients: clients, Tokens: tokens, Codes: codes, Refresh: refresh, Denylist: denylist,
+		Clients: clients, Tokens: tokens, Codes: codes, Refresh: refresh, Denylist: denylist, Users: users,
 		ClientFailures: ratelimit.NewFailures(rdb, "client", cfg.ClientAuthFailures, cfg.ClientFailureWindow),
 		Issuer:         issuer, Log: log, Metrics: metrics,
-	}).Register(public)
+	}).Register(public, internal)
 
 	csrf := hmac.New(sha256.New, []byte(cfg.ClientSecretKey))
 	csrf.Write([]byte("csrf"))
 	pages, err := browser.New(browser.Config{
 		OrgName: cfg.OrgName, OrgLogoURL: cfg.OrgLogoURL, SecureCookies: strings.HasPrefix(issuer, "https://"),
-		CSRFSecret: csrf.Sum(nil), FailureDelay: cfg.LoginFailureDelay,
+		CSRFSecret: csrf.Sum(nil), FailureDelay: cfg.LoginFailureDelay, Issuer: issuer,
 	}, browser.Deps{
 		Clients: clients, Consents: consentdb.New(pool), Users: users,
 		Sessions: session.New(rdb, cfg.SessionIdleTTL, cfg.SessionAbsTTL), Codes: codes, Refresh: refresh, Denylist: denylist,
-		AccountFailures: ratelimit.NewFailures(rdb, "login-account", cfg.LoginFailuresPerAccount, cfg.LoginFailureWindow),
-		AddressFailures: ratelimit.NewFailures(rdb, "login-address", cfg.LoginFailuresPerAddress, cfg.LoginFailureWindow),
-		Log:             log,
-		Metrics:         metrics,
+		AccountAddressFailures: ratelimit.NewFailures(rdb, "login-account-address", cfg.LoginFailuresPerAccount, cfg.LoginFailureWindow),
+		AddressFailures:        ratelimit.NewFailures(rdb, "login-address", cfg.LoginFailuresPerAddress, cfg.LoginFailureWindow),
+		AccountFailures:        ratelimit.NewFailures(rdb, "login-account", cfg.LoginFailuresPerAccount, cfg.LoginFailureWindow),
+		Log:                    log,
+		Metrics:                metrics,
 	})
 	if err != nil {
 		return nil, err
 	}
 	pages.Register(public)
 
-	jwks := func(c *gin.Context) {
+	public.GET(oauth.PathJWKS, jwks(keys))
+	internal.GET(oauth.PathJWKS, jwks(keys))
+	return &App{Keys: keys, Clients: clients}, nil
+}
+
+// jwks serves the published keys. Until this replica has loaded them it
+// answers 503, never an empty set that a validator could take for the keys.
+func jwks(keys *signing.Manager) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		if err := keys.Ready(c.Request.Context()); err != nil {
+			c.Header("Cache-Control", "no-store")
+			apierror.Abort(c, apierror.Unavailable("The key set"))
+			return
+		}
 		c.Header("Cache-Control", "public, max-age=60")
 		c.Data(http.StatusOK, "application/json", keys.JWKS())
 	}
-	public.GET(oauth.PathJWKS, jwks)
-	internal.GET(oauth.PathJWKS, jwks)
-	return &App{Keys: keys, Clients: clients}, nil
 }
 
 // Run is `auth serve`.

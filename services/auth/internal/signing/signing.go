@@ -1,4 +1,4 @@
-// Package signing owns the access-token signing keys: creation, encryption at rest, scheduled rotation, the JWKS and ES256 signing and verification of RFC 9068 tokens.
+// Package signing owns the access-token signing keys: creation, encryption at rest, scheduled rotation, emergency revocation, the JWKS and ES256 signing and verification of RFC 9068 tokens.
 package signing
 
 import (
@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -33,6 +34,8 @@ type Key struct {
 	PrivateEnc  []byte // AES-256-GCM sealed PKCS#8 DER
 	CreatedAt   time.Time
 	ActivatesAt time.Time
+	// RevokedAt is when the key was revoked (zero: it is not).
+	RevokedAt time.Time
 }
 
 // Store keeps keys.
@@ -43,6 +46,20 @@ type Store interface {
 	// time) and inserts the keys it returns.
 	Locked(ctx context.Context, decide func(existing []Key) ([]Key, error)) error
 }
+
+// Revoker is a Store that can also revoke keys.
+type Revoker interface {
+	// Revoke runs decide under the rotation lock and, unless it fails, marks
+	// kid revoked at revokedAt and inserts the keys decide returns, in one
+	// transaction.
+	Revoke(ctx context.Context, kid string, revokedAt time.Time, decide func(existing []Key) ([]Key, error)) error
+}
+
+// Errors of Revoke.
+var (
+	ErrUnknownKey     = errors.New("no signing key has this kid")
+	ErrAlreadyRevoked = errors.New("the signing key is already revoked")
+)
 
 // Config tunes rotation.
 type Config struct {
@@ -127,6 +144,7 @@ const (
 	StateActive  State = "active"  // signs new tokens
 	StateRetired State = "retired" // published for tokens it signed
 	StateExpired State = "expired" // no longer published
+	StateRevoked State = "revoked" // never published nor signing again
 )
 
 // Status is a key with its state, for operators.
@@ -140,36 +158,48 @@ type Status struct {
 	RetiredAt time.Time `json:"retiredAt,omitzero"`
 	// UnpublishAt is when the key leaves the JWKS (zero while not retired).
 	UnpublishAt time.Time `json:"unpublishAt,omitzero"`
+	// RevokedAt is when the key was revoked (zero while it is not).
+	RevokedAt time.Time `json:"revokedAt,omitzero"`
 }
 
-// Describe computes every key's state at now. keys must be ordered by activation.
+// Describe computes every key's state at now, ordered by activation. A
+// revoked key is out of the succession: the others take their states as if
+// it had never been.
 func Describe(keys []Key, now time.Time, maxTTL time.Duration) []Status {
 	sorted := append([]Key(nil), keys...)
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].ActivatesAt.Before(sorted[j].ActivatesAt) })
-	active := -1
+	out := make([]Status, len(sorted))
+	var usable []int // indexes of the keys not revoked
 	for i, k := range sorted {
-		if !k.ActivatesAt.After(now) {
-			active = i
+		out[i] = Status{KID: k.KID, Alg: k.Alg, CreatedAt: k.CreatedAt, ActivatesAt: k.ActivatesAt, RevokedAt: k.RevokedAt}
+		if k.RevokedAt.IsZero() {
+			usable = append(usable, i)
+		} else {
+			out[i].State = StateRevoked
 		}
 	}
-	out := make([]Status, len(sorted))
-	for i, k := range sorted {
-		st := Status{KID: k.KID, Alg: k.Alg, CreatedAt: k.CreatedAt, ActivatesAt: k.ActivatesAt}
+	active := -1
+	for j, i := range usable {
+		if !sorted[i].ActivatesAt.After(now) {
+			active = j
+		}
+	}
+	for j, i := range usable {
+		st := &out[i]
 		switch {
-		case k.ActivatesAt.After(now):
+		case sorted[i].ActivatesAt.After(now):
 			st.State = StatePending
-		case i == active:
+		case j == active:
 			st.State = StateActive
 		default:
 			// Retired when the next key that has activated took over.
-			st.RetiredAt = sorted[i+1].ActivatesAt
+			st.RetiredAt = sorted[usable[j+1]].ActivatesAt
 			st.UnpublishAt = st.RetiredAt.Add(maxTTL + retentionMargin)
 			st.State = StateRetired
 			if !now.Before(st.UnpublishAt) {
 				st.State = StateExpired
 			}
 		}
-		out[i] = st
 	}
 	return out
 }
@@ -212,7 +242,7 @@ func (m *Manager) Ensure(ctx context.Context) error {
 	return m.store.Locked(ctx, func(existing []Key) ([]Key, error) {
 		now := m.now()
 		for _, k := range existing {
-			if !k.ActivatesAt.After(now) {
+			if k.RevokedAt.IsZero() && !k.ActivatesAt.After(now) {
 				return nil, nil
 			}
 		}
@@ -259,6 +289,63 @@ func (m *Manager) MaybeRotate(ctx context.Context) error {
 	})
 }
 
+// Revocation is what Revoke did.
+type Revocation struct {
+	KID       string
+	RevokedAt time.Time
+	// Replacement is the key made to sign in the revoked key's place; nil
+	// when another key signs.
+	Replacement *Key
+}
+
+// Revoke revokes kid for good: from its next reload no replica publishes it
+// or signs with it. When kid is the key that signs (or no other key does), a
+// new key is made in the same transaction, signing at once: its activation is
+// the revoked key's (now when that one was pending), so every replica takes
+// it over whatever its clock. That skips the activation delay; validators
+// fetch the JWKS again on a kid they do not know.
+func (m *Manager) Revoke(ctx context.Context, kid string) (Revocation, error) {
+	store, ok := m.store.(Revoker)
+	if !ok {
+		return Revocation{}, errors.New("this key store cannot revoke keys")
+	}
+	now := m.now()
+	rev := Revocation{KID: kid, RevokedAt: now}
+	err := store.Revoke(ctx, kid, now, func(existing []Key) ([]Key, error) {
+		rev.Replacement = nil // decide may run again when the transaction is retried
+		statuses := Describe(existing, now, m.cfg.MaxTokenTTL)
+		i := slices.IndexFunc(statuses, func(st Status) bool { return st.KID == kid })
+		switch {
+		case i < 0:
+			return nil, ErrUnknownKey
+		case statuses[i].State == StateRevoked:
+			return nil, ErrAlreadyRevoked
+		}
+		if slices.ContainsFunc(statuses, func(st Status) bool { return st.KID != kid && st.State == StateActive }) {
+			return nil, nil
+		}
+		activatesAt := now
+		if statuses[i].State == StateActive {
+			activatesAt = statuses[i].ActivatesAt
+		}
+		k, err := NewKey(m.kek, now, activatesAt)
+		if err != nil {
+			return nil, fmt.Errorf("making a key to sign instead: %w", err)
+		}
+		rev.Replacement = &k
+		return []Key{k}, nil
+	})
+	if err != nil {
+		return Revocation{}, err
+	}
+	if rev.Replacement != nil {
+		m.log.Warn("revoked the signing key; a new key signs in its place", "kid", kid, "new_kid", rev.Replacement.KID)
+	} else {
+		m.log.Warn("revoked a signing key", "kid", kid)
+	}
+	return rev, nil
+}
+
 // Reload reads the keys and rebuilds the published set and the signer.
 func (m *Manager) Reload(ctx context.Context) error {
 	keys, err := m.store.List(ctx)
@@ -274,7 +361,10 @@ func (m *Manager) Reload(ctx context.Context) error {
 	set := jwk.NewSet()
 	var sig *signer
 	for _, st := range statuses {
-		if st.State == StateExpired {
+		if st.State == StateRevoked {
+			m.forgetPrivateKey(st.KID)
+		}
+		if st.State == StateExpired || st.State == StateRevoked {
 			continue
 		}
 		k := byKID[st.KID]
@@ -302,6 +392,12 @@ func (m *Manager) Reload(ctx context.Context) error {
 	}
 	m.state.Store(&ring{signer: sig, published: set, jwks: b})
 	return nil
+}
+
+func (m *Manager) forgetPrivateKey(kid string) {
+	m.privMu.Lock()
+	defer m.privMu.Unlock()
+	delete(m.private, kid)
 }
 
 func (m *Manager) privateKey(k Key) (*ecdsa.PrivateKey, error) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"sort"
 	"sync"
 	"testing"
@@ -174,5 +175,94 @@ func TestRotation(t *testing.T) {
 				t.Fatalf("%v", published())
 			}
 		})
+	})
+}
+
+func (m *memStore) Revoke(ctx context.Context, kid string, at time.Time, decide func([]Key) ([]Key, error)) error {
+	existing, _ := m.List(ctx)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	add, err := decide(existing)
+	if err != nil {
+		return err
+	}
+	for i := range m.keys {
+		if m.keys[i].KID == kid {
+			m.keys[i].RevokedAt = at
+		}
+	}
+	m.keys = append(m.keys, add...)
+	return nil
+}
+
+func TestRevoke(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	setup := func(t *testing.T) (*Manager, *memStore, *time.Time) {
+		store, now := &memStore{}, t0
+		m := NewManager(store, kek(), Config{RotationPeriod: 24 * time.Hour, ActivationDelay: 2 * time.Minute, RefreshInterval: time.Second, MaxTokenTTL: time.Hour}, nil)
+		m.SetClock(func() time.Time { return now })
+		if err := m.Ensure(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		now = now.Add(time.Hour)
+		return m, store, &now
+	}
+	t.Run("revoking a pending key makes no new key", func(t *testing.T) {
+		m, store, _ := setup(t)
+		pending, err := m.Rotate(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		rev, err := m.Revoke(context.Background(), pending.KID)
+		if err != nil || rev.Replacement != nil || len(store.keys) != 2 {
+			t.Fatalf("%+v %v, %d keys", rev, err, len(store.keys))
+		}
+		if err := m.Reload(context.Background()); err != nil || m.Publishes(pending.KID) || m.SigningKID() != store.keys[0].KID {
+			t.Fatalf("%v: the revoked pending key is published or the active one no longer signs", err)
+		}
+	})
+	t.Run("revoking the only key makes one that signs at once", func(t *testing.T) {
+		m, store, _ := setup(t)
+		only := store.keys[0]
+		rev, err := m.Revoke(context.Background(), only.KID)
+		if err != nil || rev.Replacement == nil || !rev.Replacement.ActivatesAt.Equal(only.ActivatesAt) {
+			t.Fatalf("%+v %v", rev, err)
+		}
+		if err := m.Reload(context.Background()); err != nil || m.SigningKID() != rev.Replacement.KID || m.Publishes(only.KID) {
+			t.Fatalf("%v: signs with %s", err, m.SigningKID())
+		}
+	})
+	t.Run("a revoked key is out of the succession: the key before it does not sign again", func(t *testing.T) {
+		m, store, now := setup(t)
+		first := store.keys[0].KID
+		second, _ := m.Rotate(context.Background())
+		*now = now.Add(3 * time.Minute)
+		rev, err := m.Revoke(context.Background(), second.KID)
+		if err != nil || rev.Replacement == nil {
+			t.Fatalf("%+v %v", rev, err)
+		}
+		states := map[string]State{}
+		for _, st := range Describe(store.keys, *now, time.Hour) {
+			states[st.KID] = st.State
+		}
+		if states[first] != StateRetired || states[second.KID] != StateRevoked || states[rev.Replacement.KID] != StateActive {
+			t.Fatalf("%v", states)
+		}
+	})
+	t.Run("an unknown or already revoked kid is refused and changes nothing", func(t *testing.T) {
+		m, store, _ := setup(t)
+		if _, err := m.Revoke(context.Background(), "no-such-kid"); !errors.Is(err, ErrUnknownKey) {
+			t.Fatalf("%v", err)
+		}
+		kid := store.keys[0].KID
+		if _, err := m.Revoke(context.Background(), kid); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := m.Revoke(context.Background(), kid); !errors.Is(err, ErrAlreadyRevoked) {
+			t.Fatalf("%v", err)
+		}
+		if len(store.keys) != 2 {
+			t.Fatalf("%d keys", len(store.keys))
+		}
 	})
 }

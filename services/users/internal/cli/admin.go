@@ -3,10 +3,15 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/eventreg/eventreg/libs/authapi"
+
+	"github.com/eventreg/eventreg/services/users/internal/config"
 
 	"github.com/eventreg/eventreg/services/users/internal/password"
 	"github.com/eventreg/eventreg/services/users/internal/role"
@@ -289,7 +294,13 @@ func roleRevokeCommand() *cobra.Command {
 			return err
 		}
 		defer a.Close()
-		if err := role.NewCore(roledb.New(a.pool), a.cfg.ConventionID).Revoke(cmd.Context(), userID, roleID); err != nil {
+		roles := role.NewCore(roledb.New(a.pool), a.cfg.ConventionID)
+		if a.cfg.AuthInternalURL != "" {
+			roles.NotifyRevocations(authapi.NewClient(a.cfg.AuthInternalURL, config.AuthTimeout), slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil)))
+		} else {
+			fmt.Fprintln(cmd.ErrOrStderr(), "warning: AUTH_INTERNAL_URL is not set: apps keep what the role allowed until their next token refresh")
+		}
+		if err := roles.Revoke(cmd.Context(), userID, roleID); err != nil {
 			return membershipError(err, userID, roleID)
 		}
 		return out.print(cmd.OutOrStdout(), map[string]any{"userId": userID, "roleId": roleID, "revoked": true},

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/eventreg/eventreg/libs/testkit"
+	"github.com/eventreg/eventreg/libs/tokentest"
 	"github.com/eventreg/eventreg/services/users/internal/cli"
 	"github.com/eventreg/eventreg/services/users/internal/usertest"
 )
@@ -164,16 +164,12 @@ func TestServe(t *testing.T) {
 	newDatabase(t)
 	mustRun(t, "", "migrate", "up")
 	mustRun(t, "", "import", usertest.DemoPath(t))
-	jwks := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprint(w, `{"keys":[]}`)
-	}))
-	defer jwks.Close()
+	tokens := tokentest.New(t)
 	pub, _ := testkit.FreePort()
 	internal, _ := testkit.FreePort()
 	for k, v := range map[string]string{
 		"PUBLIC_ADDR": fmt.Sprintf("127.0.0.1:%d", pub), "INTERNAL_ADDR": fmt.Sprintf("127.0.0.1:%d", internal),
-		"AUTH_ISSUER": "https://auth.test", "AUTH_JWKS_URL": jwks.URL, "CURSOR_KEY": strings.Repeat("k", 32),
+		"AUTH_ISSUER": "https://auth.test", "AUTH_JWKS_URL": tokens.JWKSURL, "CURSOR_KEY": strings.Repeat("k", 32),
 		"VOLUNTEERS_INTERNAL_URL": "http://127.0.0.1:1", "LOG_LEVEL": "error", "REDIS_URL": testkit.NewRedis(t),
 	} {
 		t.Setenv(k, v)

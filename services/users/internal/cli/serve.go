@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/eventreg/eventreg/libs/authapi"
 	"github.com/eventreg/eventreg/libs/service"
 	"github.com/eventreg/eventreg/libs/volunteersapi"
 	"github.com/eventreg/eventreg/services/users/internal/config"
@@ -50,6 +51,11 @@ func serveCommand() *cobra.Command {
 			}
 			users := user.NewCore(userdb.New(rt.Pool), cfg.ConventionID, passwords)
 			roles := role.NewCore(roledb.New(rt.Pool), cfg.ConventionID)
+			if cfg.AuthInternalURL != "" {
+				roles.NotifyRevocations(authapi.NewClient(cfg.AuthInternalURL, config.AuthTimeout), rt.Log)
+			} else {
+				rt.Log.Warn("AUTH_INTERNAL_URL is not set: apps keep what a revoked role allowed until their next token refresh")
+			}
 
 			// Routes, then serve until the context ends.
 			httpapi.Register(rt.Server.Public, rt.Server.Internal, httpapi.Deps{

@@ -7,9 +7,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/eventreg/eventreg/libs/coalesce"
@@ -84,6 +86,25 @@ type Core struct {
 	// heldBy coalesces concurrent Held lookups into one HeldBy query, as
 	// user.Core does for Get (decision 0075).
 	heldBy *coalesce.Loader[int64, []Held]
+	notify Notifier
+	log    *slog.Logger
+}
+
+// Notifier hears that a user's permissions may have shrunk, so that what
+// the user authorized apps to do with them ends (authapi.Client: auth
+// revokes the authorizations that no longer stand).
+type Notifier interface {
+	UserChanged(ctx context.Context, userID int64) (revoked int, err error)
+}
+
+// notifyTimeout bounds the call to the notifier after a revocation.
+const notifyTimeout = 3 * time.Second
+
+// NotifyRevocations makes c tell n after every role revocation. A failed
+// notification is logged to log and does not undo the revocation: the
+// authorization server re-checks permissions at every refresh anyway.
+func (c *Core) NotifyRevocations(n Notifier, log *slog.Logger) {
+	c.notify, c.log = n, log
 }
 
 // NewCore returns the role business layer.
@@ -124,7 +145,17 @@ func (c *Core) Grant(ctx context.Context, userID, roleID int64, scope Scope) err
 
 // Revoke takes a role from a user, whatever the scope it was held in.
 func (c *Core) Revoke(ctx context.Context, userID, roleID int64) error {
-	return c.store.Revoke(ctx, userID, roleID, c.conventionID)
+	if err := c.store.Revoke(ctx, userID, roleID, c.conventionID); err != nil {
+		return err
+	}
+	if c.notify != nil {
+		nctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), notifyTimeout)
+		defer cancel()
+		if _, err := c.notify.UserChanged(nctx, userID); err != nil {
+			c.log.WarnContext(ctx, "telling auth about a revoked role failed; apps keep the access until their next refresh", "user_id", userID, "error", err.Error())
+		}
+	}
+	return nil
 }
 
 // Permissions returns the union of the permissions of the roles a user holds

@@ -1,6 +1,10 @@
 package role_test
 
 import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
 	"reflect"
 	"testing"
 
@@ -44,4 +48,50 @@ func TestValidate(t *testing.T) {
 			t.Errorf("%s: accepted", name)
 		}
 	}
+}
+
+// revokeStore is a Store that only revokes.
+type revokeStore struct {
+	role.Store
+	err error
+}
+
+func (s revokeStore) Revoke(context.Context, int64, int64, string) error { return s.err }
+
+type notifier struct {
+	users []int64
+	err   error
+}
+
+func (n *notifier) UserChanged(_ context.Context, id int64) (int, error) {
+	n.users = append(n.users, id)
+	return 1, n.err
+}
+
+func TestRevokeTellsTheNotifier(t *testing.T) {
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	t.Run("a revoked role is told, with the user", func(t *testing.T) {
+		n := &notifier{}
+		c := role.NewCore(revokeStore{}, "2026")
+		c.NotifyRevocations(n, log)
+		if err := c.Revoke(context.Background(), 1003, 2); err != nil || !reflect.DeepEqual(n.users, []int64{1003}) {
+			t.Fatalf("%v %v", err, n.users)
+		}
+	})
+	t.Run("a failed revocation is not told", func(t *testing.T) {
+		n := &notifier{}
+		c := role.NewCore(revokeStore{err: role.ErrNotHeld}, "2026")
+		c.NotifyRevocations(n, log)
+		if err := c.Revoke(context.Background(), 1003, 2); !errors.Is(err, role.ErrNotHeld) || len(n.users) != 0 {
+			t.Fatalf("%v %v", err, n.users)
+		}
+	})
+	t.Run("a failed notification does not undo the revocation", func(t *testing.T) {
+		n := &notifier{err: errors.New("auth is down")}
+		c := role.NewCore(revokeStore{}, "2026")
+		c.NotifyRevocations(n, log)
+		if err := c.Revoke(context.Background(), 1003, 2); err != nil || len(n.users) != 1 {
+			t.Fatalf("%v %v", err, n.users)
+		}
+	})
 }

@@ -21,13 +21,13 @@ type Store struct{ pool *pgxpool.Pool }
 // New returns a store over pool.
 func New(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
 
-const columns = `id, name, description, kind, secret_hash, redirect_uris, scopes, created_at, updated_at`
+const columns = `id, name, description, kind, secret_hash, redirect_uris, scopes, require_pkce, created_at, updated_at`
 
 func scan(row pgx.Row) (client.Client, error) {
 	var c client.Client
 	var kind string
 	var scopes []string
-	err := row.Scan(&c.ID, &c.Name, &c.Description, &kind, &c.SecretHash, &c.RedirectURIs, &scopes, &c.CreatedAt, &c.UpdatedAt)
+	err := row.Scan(&c.ID, &c.Name, &c.Description, &kind, &c.SecretHash, &c.RedirectURIs, &scopes, &c.RequirePKCE, &c.CreatedAt, &c.UpdatedAt)
 	c.Kind = client.Kind(kind)
 	c.Scopes = scope.Normalize(scopes)
 	return c, err
@@ -67,11 +67,11 @@ func (s *Store) List(ctx context.Context) ([]client.Client, error) {
 func (s *Store) Create(ctx context.Context, c client.Client) (client.Client, error) {
 	for attempt := 0; attempt < 100; attempt++ {
 		row := s.pool.QueryRow(ctx, `
-			INSERT INTO clients (id, name, description, kind, secret_hash, redirect_uris, scopes)
-			VALUES (CASE WHEN $1 = 0 THEN nextval('clients_id_seq') ELSE $1 END, $2, $3, $4, $5, $6, $7)
+			INSERT INTO clients (id, name, description, kind, secret_hash, redirect_uris, scopes, require_pkce)
+			VALUES (CASE WHEN $1 = 0 THEN nextval('clients_id_seq') ELSE $1 END, $2, $3, $4, $5, $6, $7, $8)
 			ON CONFLICT (id) DO NOTHING
 			RETURNING `+columns,
-			c.ID, c.Name, c.Description, string(c.Kind), c.SecretHash, nonNil(c.RedirectURIs), []string(nonNil(c.Scopes)))
+			c.ID, c.Name, c.Description, string(c.Kind), c.SecretHash, nonNil(c.RedirectURIs), []string(nonNil(c.Scopes)), c.RequirePKCE)
 		out, err := scan(row)
 		if errors.Is(err, pgx.ErrNoRows) {
 			if c.ID != 0 {
@@ -136,17 +136,17 @@ func (s *Store) Upsert(ctx context.Context, cs []client.Client) (map[int64]bool,
 		for _, c := range cs {
 			var inserted bool
 			err := tx.QueryRow(ctx, `
-				INSERT INTO clients AS c (id, name, description, kind, secret_hash, redirect_uris, scopes)
-				VALUES ($1, $2, $3, $4, COALESCE($5, ''::bytea), $6, $7)
+				INSERT INTO clients AS c (id, name, description, kind, secret_hash, redirect_uris, scopes, require_pkce)
+				VALUES ($1, $2, $3, $4, COALESCE($5, ''::bytea), $6, $7, $8)
 				ON CONFLICT (id) DO UPDATE SET
 					name = EXCLUDED.name, description = EXCLUDED.description, kind = EXCLUDED.kind,
 					secret_hash = COALESCE($5, c.secret_hash), redirect_uris = EXCLUDED.redirect_uris,
-					scopes = EXCLUDED.scopes, updated_at = now()
-				WHERE (c.name, c.description, c.kind, c.redirect_uris, c.scopes) IS DISTINCT FROM
-				      (EXCLUDED.name, EXCLUDED.description, EXCLUDED.kind, EXCLUDED.redirect_uris, EXCLUDED.scopes)
+					scopes = EXCLUDED.scopes, require_pkce = EXCLUDED.require_pkce, updated_at = now()
+				WHERE (c.name, c.description, c.kind, c.redirect_uris, c.scopes, c.require_pkce) IS DISTINCT FROM
+				      (EXCLUDED.name, EXCLUDED.description, EXCLUDED.kind, EXCLUDED.redirect_uris, EXCLUDED.scopes, EXCLUDED.require_pkce)
 				   OR ($5::bytea IS NOT NULL AND c.secret_hash <> $5)
 				RETURNING (xmax = 0)`,
-				c.ID, c.Name, c.Description, string(c.Kind), c.SecretHash, nonNil(c.RedirectURIs), []string(nonNil(c.Scopes))).Scan(&inserted)
+				c.ID, c.Name, c.Description, string(c.Kind), c.SecretHash, nonNil(c.RedirectURIs), []string(nonNil(c.Scopes)), c.RequirePKCE).Scan(&inserted)
 			if errors.Is(err, pgx.ErrNoRows) {
 				continue // unchanged
 			}

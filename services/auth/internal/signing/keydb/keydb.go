@@ -4,6 +4,7 @@ package keydb
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -16,6 +17,8 @@ const rotationLock = 0x61757468 // "auth"
 
 // Store is the PostgreSQL key store.
 type Store struct{ pool *pgxpool.Pool }
+
+var _ signing.Revoker = (*Store)(nil)
 
 // New returns a store over pool.
 func New(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
@@ -30,7 +33,7 @@ type querier interface {
 }
 
 func list(ctx context.Context, q querier) ([]signing.Key, error) {
-	rows, err := q.Query(ctx, `SELECT kid, alg, public_jwk::text, private_enc, created_at, activates_at FROM signing_keys ORDER BY activates_at, kid`)
+	rows, err := q.Query(ctx, `SELECT kid, alg, public_jwk::text, private_enc, created_at, activates_at, revoked_at FROM signing_keys ORDER BY activates_at, kid`)
 	if err != nil {
 		return nil, fmt.Errorf("listing signing keys: %w", err)
 	}
@@ -39,10 +42,14 @@ func list(ctx context.Context, q querier) ([]signing.Key, error) {
 	for rows.Next() {
 		var k signing.Key
 		var pub string
-		if err := rows.Scan(&k.KID, &k.Alg, &pub, &k.PrivateEnc, &k.CreatedAt, &k.ActivatesAt); err != nil {
+		var revokedAt *time.Time
+		if err := rows.Scan(&k.KID, &k.Alg, &pub, &k.PrivateEnc, &k.CreatedAt, &k.ActivatesAt, &revokedAt); err != nil {
 			return nil, fmt.Errorf("reading signing keys: %w", err)
 		}
 		k.PublicJWK = []byte(pub)
+		if revokedAt != nil {
+			k.RevokedAt = *revokedAt
+		}
 		out = append(out, k)
 	}
 	return out, rows.Err()
@@ -50,6 +57,27 @@ func list(ctx context.Context, q querier) ([]signing.Key, error) {
 
 // Locked runs decide under a transaction-scoped advisory lock and inserts what it returns.
 func (s *Store) Locked(ctx context.Context, decide func([]signing.Key) ([]signing.Key, error)) error {
+	return s.locked(ctx, decide, nil)
+}
+
+// Revoke runs decide under the same lock, then marks kid revoked at
+// revokedAt and inserts what decide returns, in one transaction.
+func (s *Store) Revoke(ctx context.Context, kid string, revokedAt time.Time, decide func([]signing.Key) ([]signing.Key, error)) error {
+	return s.locked(ctx, decide, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `UPDATE signing_keys SET revoked_at = $2 WHERE kid = $1 AND revoked_at IS NULL`, kid, revokedAt)
+		if err != nil {
+			return fmt.Errorf("revoking signing key %s: %w", kid, err)
+		}
+		if tag.RowsAffected() != 1 {
+			return fmt.Errorf("revoking signing key %s: %w", kid, signing.ErrUnknownKey)
+		}
+		return nil
+	})
+}
+
+// locked runs decide under the rotation lock, then also (when not nil),
+// then inserts the keys decide returned.
+func (s *Store) locked(ctx context.Context, decide func([]signing.Key) ([]signing.Key, error), also func(pgx.Tx) error) error {
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, rotationLock); err != nil {
 			return fmt.Errorf("taking the key rotation lock: %w", err)
@@ -61,6 +89,11 @@ func (s *Store) Locked(ctx context.Context, decide func([]signing.Key) ([]signin
 		add, err := decide(existing)
 		if err != nil {
 			return err
+		}
+		if also != nil {
+			if err := also(tx); err != nil {
+				return err
+			}
 		}
 		for _, k := range add {
 			if _, err := tx.Exec(ctx, `INSERT INTO signing_keys (kid, alg, public_jwk, private_enc, created_at, activates_at) VALUES ($1, $2, $3::jsonb, $4, $5, $6)`,

@@ -1,0 +1,155 @@
+package e2e
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/oauth2"
+	"golang.org/x/oauth2/clientcredentials"
+
+	"github.com/eventreg/eventreg/e2e/stack"
+)
+
+// revocationBound is how soon a revocation must stop an access token at the
+// resource services: one poll of the revocation feed (REVOCATION_POLL_INTERVAL,
+// 2s by default) plus the time to answer it.
+const revocationBound = 3 * time.Second
+
+// TestSecurityHolesStayClosed plays, through the gateway against the real
+// services, the holes an outside review reproduced against `make run`.
+func TestSecurityHolesStayClosed(t *testing.T) {
+	s := stack.Start(t, stack.Options{})
+	gw := s.GatewayURL
+	ctx := context.Background()
+	staff := authApp(gw, authStaffID, authStaffSecret, "pii:basic", "registration:read")
+	badge := authApp(gw, authBadgeID, authBadgeSecret, "pii:basic")
+	operator := clientCredentials(gw, "501", "a-long-random-demo-secret-of-at-least-32-chars", oauth2.AuthStyleInHeader, "user:roles:update")
+	grant := func(t *testing.T, app *oauth2.Config, user, password string) *oauth2.Token {
+		t.Helper()
+		verifier := oauth2.GenerateVerifier()
+		code := newAuthHTTPBrowser(t, gw).code(app.AuthCodeURL("s", oauth2.S256ChallengeOption(verifier)), user, password)
+		tok, err := app.Exchange(ctx, code, oauth2.VerifierOption(verifier))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tok
+	}
+	// untilRefused polls path with token until it answers 401 and returns how long that took.
+	untilRefused := func(t *testing.T, path, token string) time.Duration {
+		t.Helper()
+		start := time.Now()
+		for time.Since(start) < 4*revocationBound {
+			if apiRequest(t, s, path, token) == http.StatusUnauthorized {
+				return time.Since(start)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		t.Fatalf("%s still accepted the revoked token after %v", path, 4*revocationBound)
+		return 0
+	}
+
+	t.Run("a sensitive scope does not outlive the role behind it", func(t *testing.T) {
+		// carol holds registration:read through the staff role (id 2).
+		tok := grant(t, staff, "carol", "carol demo password 2026")
+		if tok.Extra("scope") != "pii:basic registration:read" {
+			t.Fatalf("granted %v", tok.Extra("scope"))
+		}
+		const registration = "/api/v0/users/1003/registration"
+		if st := apiRequest(t, s, registration, tok.AccessToken); st != http.StatusOK {
+			t.Fatalf("before: %d", st)
+		}
+		opTok, err := operator.Token(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req, _ := http.NewRequest(http.MethodDelete, gw+"/api/v0/users/1003/roles/2", nil)
+		req.Header.Set("Authorization", "Bearer "+opTok.AccessToken)
+		resp, err := s.HTTPClient().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNoContent {
+			t.Fatalf("removing the role: %d", resp.StatusCode)
+		}
+		took := untilRefused(t, registration, tok.AccessToken)
+		t.Logf("the access token was refused %v after the role was removed", took.Round(time.Millisecond))
+		if took > revocationBound {
+			t.Fatalf("refused after %v, more than the stated bound %v", took, revocationBound)
+		}
+		_, err = staff.TokenSource(ctx, &oauth2.Token{RefreshToken: tok.RefreshToken}).Token()
+		if authErrorCode(err) != "invalid_grant" {
+			t.Fatalf("the app's refresh after the role was removed: %v", err)
+		}
+	})
+
+	t.Run("revoking a refresh token stops its access token at the resource services", func(t *testing.T) {
+		tok := grant(t, badge, authAlice, authAlicePass)
+		if st, _ := authCurrentUser(t, s, tok.AccessToken); st != http.StatusOK {
+			t.Fatalf("before: %d", st)
+		}
+		form := url.Values{"token": {tok.RefreshToken}}
+		req, _ := http.NewRequest(http.MethodPost, gw+"/api/oauth/revoke", strings.NewReader(form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.SetBasicAuth(authBadgeID, authBadgeSecret)
+		resp, err := s.HTTPClient().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		took := untilRefused(t, "/api/users/current", tok.AccessToken)
+		t.Logf("the access token was refused %v after RFC 7009 revocation", took.Round(time.Millisecond))
+		if took > revocationBound {
+			t.Fatalf("refused after %v, more than the stated bound %v", took, revocationBound)
+		}
+	})
+
+	t.Run("strangers cannot lock a client out by guessing", func(t *testing.T) {
+		tok := grant(t, badge, authBob, authBobPass)
+		for i := 0; i < 15; i++ {
+			for _, id := range []string{"501", "0501", authBadgeID, "0" + authBadgeID} {
+				wrong := &clientcredentials.Config{ClientID: id, ClientSecret: "not-the-secret-not-the-secret-not-the", TokenURL: gw + "/api/oauth/token", AuthStyle: oauth2.AuthStyleInHeader}
+				if _, err := wrong.Token(ctx); err == nil {
+					t.Fatal("a wrong secret authenticated")
+				}
+			}
+		}
+		if _, err := operator.Token(ctx); err != nil {
+			t.Fatalf("the real service app was locked out: %v", err)
+		}
+		if _, err := badge.TokenSource(ctx, &oauth2.Token{RefreshToken: tok.RefreshToken}).Token(); err != nil {
+			t.Fatalf("the real OBO app's refresh was locked out: %v", err)
+		}
+	})
+
+	t.Run("another client's replay does not revoke the owner's family", func(t *testing.T) {
+		verifier := oauth2.GenerateVerifier()
+		code := newAuthHTTPBrowser(t, gw).code(badge.AuthCodeURL("s", oauth2.S256ChallengeOption(verifier)), authAlice, authAlicePass)
+		tok, err := badge.Exchange(ctx, code, oauth2.VerifierOption(verifier))
+		if err != nil {
+			t.Fatal(err)
+		}
+		next, err := badge.TokenSource(ctx, &oauth2.Token{RefreshToken: tok.RefreshToken}).Token()
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The staff app presents the badge app's used code and rotated refresh token.
+		thief := authApp(gw, authStaffID, authStaffSecret, "pii:basic")
+		if _, err := thief.Exchange(ctx, code, oauth2.VerifierOption(verifier)); authErrorCode(err) != "invalid_grant" {
+			t.Fatalf("replayed code: %v", err)
+		}
+		if _, err := thief.TokenSource(ctx, &oauth2.Token{RefreshToken: tok.RefreshToken}).Token(); authErrorCode(err) != "invalid_grant" {
+			t.Fatalf("rotated refresh token: %v", err)
+		}
+		if st, _ := authCurrentUser(t, s, next.AccessToken); st != http.StatusOK {
+			t.Fatalf("the owner's access token was revoked: %d", st)
+		}
+		if _, err := badge.TokenSource(ctx, &oauth2.Token{RefreshToken: next.RefreshToken}).Token(); err != nil {
+			t.Fatalf("the owner's family was revoked: %v", err)
+		}
+	})
+}

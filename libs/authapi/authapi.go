@@ -1,0 +1,65 @@
+// Package authapi is the auth service's internal API: the paths, wire types
+// and a client for the services that call it (users tells auth when a
+// user's permissions shrink; the resource services poll the revocation
+// feed through libs/tokenauth).
+package authapi
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/eventreg/eventreg/libs/svcclient"
+)
+
+// Internal paths.
+const (
+	// PathRevocations is the revocation feed: GET ?after=N → Revocations.
+	PathRevocations = "/internal/revocations"
+	// PathUserChanged is POST with no body → UserChanged: the user's
+	// permissions shrank or the user was deleted; auth revokes the
+	// authorizations that no longer stand.
+	PathUserChanged = "/internal/users/:id/permissions-changed"
+)
+
+// Revocations is one page of the revocation feed.
+type Revocations struct {
+	// Next is the number to ask after on the next poll.
+	Next int64 `json:"next"`
+	// Revoked names revoked access tokens: by jti, or every token of a
+	// session (refresh-token family) by sid; forget an entry after Expiry.
+	Revoked []Revocation `json:"revoked"`
+}
+
+// Revocation is one entry: JTI or SID is set.
+type Revocation struct {
+	JTI    string `json:"jti,omitempty"`
+	SID    string `json:"sid,omitempty"`
+	Expiry int64  `json:"exp"`
+}
+
+// UserChanged says how many authorizations auth revoked.
+type UserChanged struct {
+	Revoked int `json:"revoked"`
+}
+
+// Client calls the auth internal API.
+type Client struct{ c *svcclient.Client }
+
+// NewClient returns a client for the auth internal listener at baseURL.
+func NewClient(baseURL string, timeout time.Duration) *Client {
+	return &Client{c: svcclient.New(baseURL, timeout)}
+}
+
+// UserChanged tells auth that userID's permissions shrank (or the user is
+// gone) and returns how many authorizations it revoked.
+func (c *Client) UserChanged(ctx context.Context, userID int64) (int, error) {
+	var resp UserChanged
+	path := "/internal/users/" + strconv.FormatInt(userID, 10) + "/permissions-changed"
+	if err := c.c.Do(ctx, http.MethodPost, path, nil, &resp); err != nil {
+		return 0, fmt.Errorf("telling auth about user %d: %w", userID, err)
+	}
+	return resp.Revoked, nil
+}

@@ -1,0 +1,65 @@
+package httpserver_test
+
+import (
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/eventreg/eventreg/libs/httpserver"
+)
+
+// TestClientAddressFromTrustedProxiesOnly: forwarding headers name the
+// client only when the peer is a trusted proxy; a forged header from any
+// other peer is ignored and the peer's address is used.
+func TestClientAddressFromTrustedProxiesOnly(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		trusted []string
+		header  string
+		value   string
+		want    string
+	}{
+		{"a trusted peer's X-Forwarded-For names the client", []string{"127.0.0.1/32"}, "X-Forwarded-For", "203.0.113.7", "203.0.113.7"},
+		{"a trusted peer's X-Real-IP names the client", []string{"127.0.0.1"}, "X-Real-IP", "203.0.113.8", "203.0.113.8"},
+		{"a forged X-Forwarded-For from an untrusted peer is ignored", []string{"10.0.0.0/8"}, "X-Forwarded-For", "203.0.113.7", "127.0.0.1"},
+		{"a forged X-Real-IP from an untrusted peer is ignored", []string{"10.0.0.0/8"}, "X-Real-IP", "203.0.113.8", "127.0.0.1"},
+		{"no trusted proxies: always the peer", nil, "X-Forwarded-For", "203.0.113.7", "127.0.0.1"},
+		{"a client cannot prepend to a trusted chain", []string{"127.0.0.1/32"}, "X-Forwarded-For", "198.51.100.1, 203.0.113.9", "203.0.113.9"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := httpserver.Config{PublicAddr: "127.0.0.1:0", InternalAddr: "127.0.0.1:0", BodyLimit: 1024,
+				ReadHeaderTimeout: time.Second, ReadTimeout: 5 * time.Second, WriteTimeout: 5 * time.Second,
+				IdleTimeout: 5 * time.Second, ShutdownTimeout: 5 * time.Second, TrustedProxies: tc.trusted}
+			s := httpserver.New(cfg, slog.New(slog.NewJSONHandler(io.Discard, nil)), "test")
+			s.Public.GET("/ip", func(c *gin.Context) { c.String(http.StatusOK, c.ClientIP()) })
+			start(t, s)
+			req, _ := http.NewRequest(http.MethodGet, "http://"+s.PublicAddr()+"/ip", nil)
+			req.Header.Set(tc.header, tc.value)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if string(b) != tc.want {
+				t.Fatalf("client address %q, want %q", b, tc.want)
+			}
+		})
+	}
+}
+
+func TestTrustedProxiesAreChecked(t *testing.T) {
+	if err := (httpserver.Config{TrustedProxies: []string{"10.0.0.0/8", " ::1 ", "192.0.2.1"}}).CheckTrustedProxies(); err != nil {
+		t.Fatalf("valid list refused: %v", err)
+	}
+	err := (httpserver.Config{TrustedProxies: []string{"10.0.0.0/8", "gateway"}}).CheckTrustedProxies()
+	if err == nil || !strings.Contains(err.Error(), "TRUSTED_PROXIES") {
+		t.Fatalf("invalid entry: %v", err)
+	}
+}
+

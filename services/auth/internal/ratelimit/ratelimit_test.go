@@ -1,0 +1,96 @@
+package ratelimit
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/eventreg/eventreg/libs/redisdb"
+	"github.com/eventreg/eventreg/libs/testkit"
+)
+
+func TestMain(m *testing.M) { testkit.Main(m) }
+
+func newFailures(t *testing.T, allowed int) *Failures {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("integration: needs Redis")
+	}
+	rdb, err := redisdb.Open(testkit.NewRedis(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = rdb.Close() })
+	return NewFailures(rdb, "test", allowed, time.Hour)
+}
+
+func TestAttempt(t *testing.T) {
+	ctx := context.Background()
+	t.Run("parallel attempts: exactly the allowance passes", func(t *testing.T) {
+		f := newFailures(t, 3)
+		var mu sync.Mutex
+		passed := 0
+		var wg sync.WaitGroup
+		for i := 0; i < 20; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				wait, _, err := f.Attempt(ctx, "k")
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if wait == 0 {
+					mu.Lock()
+					passed++
+					mu.Unlock()
+				}
+			}()
+		}
+		wg.Wait()
+		if passed != 3 {
+			t.Fatalf("%d of 20 parallel attempts passed, want 3", passed)
+		}
+		if wait, blocked := f.Blocked("k"); !blocked || wait <= 0 {
+			t.Fatal("a refused key is not remembered locally")
+		}
+	})
+	t.Run("a refund gives back exactly one attempt, the last one included", func(t *testing.T) {
+		f := newFailures(t, 3)
+		// One attempt, refunded: the allowance is whole again.
+		if wait, _, err := f.Attempt(ctx, "k"); err != nil || wait != 0 {
+			t.Fatal(wait, err)
+		}
+		if err := f.Refund(ctx, "k"); err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < 3; i++ {
+			if wait, _, err := f.Attempt(ctx, "k"); err != nil || wait != 0 {
+				t.Fatalf("attempt %d after the refund: wait %v, %v", i+1, wait, err)
+			}
+		}
+		if wait, _, _ := f.Attempt(ctx, "k"); wait == 0 {
+			t.Fatal("a fourth attempt passed: the refund gave back more than one")
+		}
+		// Over the limit: a refund makes room for exactly one more.
+		if err := f.Refund(ctx, "k"); err != nil {
+			t.Fatal(err)
+		}
+		if wait, remaining, _ := f.Attempt(ctx, "k"); wait != 0 || remaining != 0 {
+			t.Fatalf("after a refund at the limit: wait %v, remaining %d", wait, remaining)
+		}
+		if wait, _, _ := f.Attempt(ctx, "k"); wait == 0 {
+			t.Fatal("two attempts passed after one refund")
+		}
+	})
+	t.Run("refunding a key never counted is harmless", func(t *testing.T) {
+		f := newFailures(t, 1)
+		if err := f.Refund(ctx, "never"); err != nil {
+			t.Fatal(err)
+		}
+		if wait, _, _ := f.Attempt(ctx, "never"); wait != 0 {
+			t.Fatal("refused")
+		}
+	})
+}

@@ -1,0 +1,490 @@
+package server_test
+
+import (
+	"net/http"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/oauth2"
+
+	"github.com/eventreg/eventreg/libs/fixture"
+
+	"github.com/eventreg/eventreg/services/auth/internal/authtest"
+)
+
+var (
+	clientIDRe = regexp.MustCompile(`name="client_id" value="([^"]*)"`)
+	nextAnyRe  = regexp.MustCompile(`name="next" value="([^"]*)"`)
+)
+
+// signedInStill reports whether b's session still opens the apps page.
+func signedInStill(t *testing.T, s *authtest.Server, b *browser) bool {
+	t.Helper()
+	p := b.get(s.URL + "/oauth/apps")
+	switch p.status {
+	case http.StatusOK:
+		return true
+	case http.StatusFound:
+		return false
+	}
+	t.Fatalf("/oauth/apps: %d %s", p.status, p.body)
+	return false
+}
+
+// jarCookie returns the value of b's cookie name for the pages (empty: none).
+func jarCookie(t *testing.T, s *authtest.Server, b *browser, name string) string {
+	t.Helper()
+	u, _ := url.Parse(s.URL + "/oauth/")
+	for _, c := range b.hc.Jar.Cookies(u) {
+		if c.Name == name {
+			return c.Value
+		}
+	}
+	return ""
+}
+
+func TestLogoutNeedsConfirmation(t *testing.T) {
+	s := authtest.Start(t, authtest.Options{})
+	back := url.Values{"next": {authtest.RedirectURI}, "client_id": {authtest.BadgeID}}
+
+	t.Run("a GET with a session shows a Sign out form carrying next and client_id, and ends nothing", func(t *testing.T) {
+		b := signedIn(t, s, authtest.Alice)
+		p := b.get(s.URL + "/oauth/logout?" + back.Encode())
+		if p.status != http.StatusOK || p.header.Get("Location") != "" {
+			t.Fatalf("want the confirmation page, got %d %v", p.status, p.header)
+		}
+		if field(t, actionRe, p.body) != "/oauth/logout" || field(t, csrfRe, p.body) == "" ||
+			field(t, nextAnyRe, p.body) != authtest.RedirectURI || field(t, clientIDRe, p.body) != authtest.BadgeID ||
+			strings.Count(p.body, "<button") != 1 || !strings.Contains(p.body, ">Sign out</button>") {
+			t.Fatalf("confirmation form:\n%s", p.body)
+		}
+		if !signedInStill(t, s, b) {
+			t.Fatal("a GET of /oauth/logout ended the session")
+		}
+	})
+	t.Run("an image-style GET without parameters ends nothing", func(t *testing.T) {
+		b := signedIn(t, s, authtest.Alice)
+		b.get(s.URL + "/oauth/logout")
+		if !signedInStill(t, s, b) {
+			t.Fatal("a GET of /oauth/logout ended the session")
+		}
+	})
+	t.Run("the confirmed POST ends the session and returns to a registered next", func(t *testing.T) {
+		b := signedIn(t, s, authtest.Alice)
+		p := b.get(s.URL + "/oauth/logout?" + back.Encode())
+		p = b.postForm(s.URL+"/oauth/logout", url.Values{"csrf_token": {field(t, csrfRe, p.body)}, "next": {field(t, nextAnyRe, p.body)},
+			"client_id": {field(t, clientIDRe, p.body)}})
+		if p.status != http.StatusSeeOther || p.header.Get("Location") != authtest.RedirectURI {
+			t.Fatalf("%d %v", p.status, p.header)
+		}
+		if signedInStill(t, s, b) {
+			t.Fatal("the session survived the confirmed logout")
+		}
+	})
+	t.Run("the confirmed POST with any other next shows the signed-out page", func(t *testing.T) {
+		b := signedIn(t, s, authtest.Alice)
+		p := b.get(s.URL + "/oauth/logout")
+		p = b.postForm(s.URL+"/oauth/logout", url.Values{"csrf_token": {field(t, csrfRe, p.body)}, "next": {"https://evil.example/"}, "client_id": {authtest.BadgeID}})
+		if p.status != http.StatusOK || p.header.Get("Location") != "" || !strings.Contains(p.body, "signed out") {
+			t.Fatalf("%d %v", p.status, p.header)
+		}
+		if signedInStill(t, s, b) {
+			t.Fatal("the session survived the confirmed logout")
+		}
+	})
+	t.Run("a POST with a bad or missing CSRF token is the form-expired page and ends nothing", func(t *testing.T) {
+		b := signedIn(t, s, authtest.Alice)
+		for _, token := range []string{"", "forged"} {
+			p := b.postForm(s.URL+"/oauth/logout", url.Values{"csrf_token": {token}, "next": {authtest.RedirectURI}, "client_id": {authtest.BadgeID}})
+			if p.status != http.StatusForbidden || p.header.Get("Location") != "" || !strings.Contains(p.body, "This form has expired") {
+				t.Fatalf("%q: %d %v", token, p.status, p.header)
+			}
+		}
+		if !signedInStill(t, s, b) {
+			t.Fatal("a logout without a valid CSRF token ended the session")
+		}
+	})
+	t.Run("a GET without a session is a finished logout", func(t *testing.T) {
+		b := newBrowser(t)
+		p := b.get(s.URL + "/oauth/logout?" + back.Encode())
+		if p.status != http.StatusFound || p.header.Get("Location") != authtest.RedirectURI {
+			t.Fatalf("registered next: %d %v", p.status, p.header)
+		}
+		p = b.get(s.URL + "/oauth/logout?" + url.Values{"next": {"https://evil.example/"}, "client_id": {authtest.BadgeID}}.Encode())
+		if p.status != http.StatusOK || p.header.Get("Location") != "" || !strings.Contains(p.body, "signed out") {
+			t.Fatalf("other next: %d %v", p.status, p.header)
+		}
+	})
+}
+
+func TestCookieNamesFollowTheRequestsSecurity(t *testing.T) {
+	s := authtest.Start(t, authtest.Options{})
+	// login signs alice in with X-Forwarded-Proto proto (empty: plain http)
+	// and returns the cookies set along the way.
+	login := func(t *testing.T, proto string) map[string]*http.Cookie {
+		t.Helper()
+		b := newBrowser(t)
+		got := map[string]*http.Cookie{}
+		send := func(req *http.Request) page {
+			if proto != "" {
+				req.Header.Set("X-Forwarded-Proto", proto)
+			}
+			for _, c := range got {
+				req.AddCookie(c)
+			}
+			p := b.do(req)
+			for _, c := range (&http.Response{Header: p.header}).Cookies() {
+				got[c.Name] = c
+			}
+			return p
+		}
+		req, _ := http.NewRequest(http.MethodGet, s.URL+"/oauth/login", nil)
+		p := send(req)
+		req, _ = http.NewRequest(http.MethodPost, s.URL+"/oauth/login", strings.NewReader(url.Values{"csrf_token": {field(t, csrfRe, p.body)},
+			"next": {"/oauth/apps"}, "username": {"alice"}, "password": {authtest.Alice.Password}}.Encode()))
+		req.Header.Set("Content-Type", form)
+		if p = send(req); p.status != http.StatusSeeOther {
+			t.Fatalf("login: %d %s", p.status, p.body)
+		}
+		req, _ = http.NewRequest(http.MethodGet, s.URL+"/oauth/apps", nil)
+		if p = send(req); p.status != http.StatusOK {
+			t.Fatalf("the session cookie was not read back: %d", p.status)
+		}
+		return got
+	}
+	t.Run("over https: __Host- names, Path=/, Secure, no Domain", func(t *testing.T) {
+		got := login(t, "https")
+		for _, name := range []string{"__Host-eventreg_session", "__Host-eventreg_csrf"} {
+			c := got[name]
+			if c == nil || c.Path != "/" || !c.Secure || c.Domain != "" || !c.HttpOnly || c.SameSite != http.SameSiteLaxMode {
+				t.Fatalf("%s: %+v", name, c)
+			}
+		}
+		if got["eventreg_session"] != nil || got["eventreg_csrf"] != nil {
+			t.Fatalf("plain-named cookies set over https: %v", got)
+		}
+	})
+	t.Run("over plain http: the plain names and Path=/oauth", func(t *testing.T) {
+		got := login(t, "")
+		for _, name := range []string{"eventreg_session", "eventreg_csrf"} {
+			if c := got[name]; c == nil || c.Path != "/oauth" || c.Secure {
+				t.Fatalf("%s: %+v", name, c)
+			}
+		}
+		if got["__Host-eventreg_session"] != nil {
+			t.Fatal("a __Host- cookie set over plain http")
+		}
+	})
+	t.Run("a session cookie is read only under the name of the request's security", func(t *testing.T) {
+		secure := login(t, "https")["__Host-eventreg_session"].Value
+		plain := login(t, "")["eventreg_session"].Value
+		for _, tc := range []struct {
+			proto, cookie string
+		}{{"", "__Host-eventreg_session=" + secure}, {"https", "eventreg_session=" + plain}} {
+			req, _ := http.NewRequest(http.MethodGet, s.URL+"/oauth/apps", nil)
+			req.Header.Set("Cookie", tc.cookie)
+			if tc.proto != "" {
+				req.Header.Set("X-Forwarded-Proto", tc.proto)
+			}
+			if p := newBrowser(t).do(req); p.status != http.StatusFound {
+				t.Fatalf("proto %q with %s: %d, want the redirect to sign in", tc.proto, strings.SplitN(tc.cookie, "=", 2)[0], p.status)
+			}
+		}
+	})
+}
+
+func TestCSRFTokenBoundToSession(t *testing.T) {
+	s := authtest.Start(t, authtest.Options{})
+	revoke := func(b *browser, token string) page {
+		return b.postForm(s.URL+"/oauth/apps/revoke", url.Values{"csrf_token": {token}, "client_id": {authtest.BadgeID}})
+	}
+	t.Run("a token minted before login is refused after it", func(t *testing.T) {
+		b := newBrowser(t)
+		p := b.get(s.URL + "/oauth/login?next=/oauth/apps")
+		before := field(t, csrfRe, p.body)
+		anchor := jarCookie(t, s, b, "eventreg_csrf")
+		if p = b.login(s.URL, p, "alice", authtest.Alice.Password); p.status != http.StatusSeeOther {
+			t.Fatalf("login: %d", p.status)
+		}
+		if a := jarCookie(t, s, b, "eventreg_csrf"); a == "" || a == anchor {
+			t.Fatal("the CSRF anchor was not rotated at login")
+		}
+		if p := revoke(b, before); p.status != http.StatusForbidden {
+			t.Fatalf("a pre-login token was accepted: %d", p.status)
+		}
+		// The page's own token works (the control).
+		if p := revoke(b, field(t, csrfRe, b.get(s.URL+"/oauth/apps").body)); p.status != http.StatusSeeOther {
+			t.Fatalf("the current token was refused: %d", p.status)
+		}
+	})
+	t.Run("a token from one session is refused with another session's cookie", func(t *testing.T) {
+		a, other := signedIn(t, s, authtest.Alice), signedIn(t, s, authtest.Bob)
+		token := field(t, csrfRe, a.get(s.URL+"/oauth/apps").body)
+		anchor := jarCookie(t, s, a, "eventreg_csrf")
+		send := func(session string) page {
+			req, _ := http.NewRequest(http.MethodPost, s.URL+"/oauth/apps/revoke", strings.NewReader(url.Values{"csrf_token": {token}, "client_id": {authtest.BadgeID}}.Encode()))
+			req.Header.Set("Content-Type", form)
+			req.Header.Set("Cookie", "eventreg_csrf="+anchor+"; eventreg_session="+session)
+			return newBrowser(t).do(req)
+		}
+		if p := send(jarCookie(t, s, other, "eventreg_session")); p.status != http.StatusForbidden {
+			t.Fatalf("alice's token with bob's session and alice's anchor: %d", p.status)
+		}
+		if p := send(jarCookie(t, s, a, "eventreg_session")); p.status != http.StatusSeeOther {
+			t.Fatalf("alice's token with her own cookies: %d", p.status)
+		}
+	})
+}
+
+// loginFrom signs in from address (sent as X-Forwarded-For by the loopback
+// peer, a trusted proxy) with a fresh browser.
+func loginFrom(t *testing.T, s *authtest.Server, address, username, password string) page {
+	t.Helper()
+	b := newBrowser(t)
+	p := b.get(s.URL + "/oauth/login?next=/oauth/apps")
+	req, _ := http.NewRequest(http.MethodPost, s.URL+"/oauth/login", strings.NewReader(url.Values{"csrf_token": {field(t, csrfRe, p.body)},
+		"next": {"/oauth/apps"}, "username": {username}, "password": {password}}.Encode()))
+	req.Header.Set("Content-Type", form)
+	req.Header.Set("X-Forwarded-For", address)
+	return b.do(req)
+}
+
+func TestLoginThrottlingCountsBeforeVerifying(t *testing.T) {
+	const perAccount = 3
+	s := authtest.Start(t, authtest.Options{Env: map[string]string{"LOGIN_FAILURES_PER_ACCOUNT": "3", "LOGIN_FAILURES_PER_ADDRESS": "50", "LOGIN_FAILURE_DELAY": "150ms"}})
+
+	t.Run("20 parallel wrong logins for one account from one address reach Verify at most LOGIN_FAILURES_PER_ACCOUNT times", func(t *testing.T) {
+		const n = 20
+		reqs := make([]*http.Request, n)
+		browsers := make([]*browser, n)
+		for i := range reqs {
+			browsers[i] = newBrowser(t)
+			p := browsers[i].get(s.URL + "/oauth/login")
+			reqs[i], _ = http.NewRequest(http.MethodPost, s.URL+"/oauth/login", strings.NewReader(url.Values{"csrf_token": {field(t, csrfRe, p.body)},
+				"next": {"/oauth/apps"}, "username": {" Alice "}, "password": {"wrong"}}.Encode()))
+			reqs[i].Header.Set("Content-Type", form)
+			reqs[i].Header.Set("X-Forwarded-For", "198.51.100.7")
+		}
+		before := s.Users.VerifyCalls()
+		statuses := map[int]int{}
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for i := range reqs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				resp, err := browsers[i].hc.Do(reqs[i])
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				resp.Body.Close()
+				mu.Lock()
+				statuses[resp.StatusCode]++
+				mu.Unlock()
+			}()
+		}
+		close(start)
+		wg.Wait()
+		if calls := s.Users.VerifyCalls() - before; calls > perAccount {
+			t.Fatalf("%d parallel guesses reached the password check, want at most %d (answers %v)", calls, perAccount, statuses)
+		}
+		if statuses[http.StatusBadRequest] > perAccount || statuses[http.StatusTooManyRequests] < n-perAccount {
+			t.Fatalf("answers %v", statuses)
+		}
+		t.Run("from that address the account is paused, even with the right password", func(t *testing.T) {
+			if p := loginFrom(t, s, "198.51.100.7", "alice", authtest.Alice.Password); p.status != http.StatusTooManyRequests || p.header.Get("Retry-After") == "" {
+				t.Fatalf("%d %v", p.status, p.header)
+			}
+		})
+		t.Run("the same account from another address can still sign in with the right password", func(t *testing.T) {
+			if p := loginFrom(t, s, "203.0.113.20", "alice", authtest.Alice.Password); p.status != http.StatusSeeOther {
+				t.Fatalf("%d %s", p.status, p.body)
+			}
+		})
+	})
+	s.Redis.FlushAll(bg())
+
+	t.Run("failures per account from many addresses only slow the answers, never lock the user out", func(t *testing.T) {
+		for i := 0; i < 2*perAccount; i++ {
+			start := time.Now()
+			p := loginFrom(t, s, "192.0.2."+strconv.Itoa(i+1), "alice", "wrong")
+			took := time.Since(start)
+			if p.status != http.StatusBadRequest {
+				t.Fatalf("failure %d from its own address: %d, want the plain failure", i+1, p.status)
+			}
+			if i >= perAccount && took < 150*time.Millisecond {
+				t.Fatalf("failure %d of the account was not slowed (%v)", i+1, took)
+			}
+		}
+		if p := loginFrom(t, s, "192.0.2.100", "alice", authtest.Alice.Password); p.status != http.StatusSeeOther {
+			t.Fatalf("the right password: %d", p.status)
+		}
+	})
+	s.Redis.FlushAll(bg())
+
+	t.Run("a successful sign-in gives its attempt back", func(t *testing.T) {
+		const addr = "198.51.100.9"
+		for i := 0; i < perAccount-1; i++ {
+			if p := loginFrom(t, s, addr, "alice", "wrong"); p.status != http.StatusBadRequest {
+				t.Fatalf("failure %d: %d", i+1, p.status)
+			}
+		}
+		if p := loginFrom(t, s, addr, "alice", authtest.Alice.Password); p.status != http.StatusSeeOther {
+			t.Fatalf("the right password: %d", p.status)
+		}
+		// Two failures and one success: one failure is still allowed.
+		if p := loginFrom(t, s, addr, "alice", "wrong"); p.status != http.StatusBadRequest {
+			t.Fatalf("the success was counted as a failure: %d", p.status)
+		}
+		if p := loginFrom(t, s, addr, "alice", "wrong"); p.status != http.StatusTooManyRequests {
+			t.Fatalf("past the allowance: %d", p.status)
+		}
+	})
+}
+
+func TestAuthorizationResponsesCarryIss(t *testing.T) {
+	s := authtest.Start(t, authtest.Options{})
+	resp, err := http.Get(s.URL + "/.well-known/oauth-authorization-server")
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta := decode(t, readAll(t, resp))
+	resp.Body.Close()
+	if meta["authorization_response_iss_parameter_supported"] != true {
+		t.Fatalf("metadata: %v", meta)
+	}
+	issuer, _ := meta["issuer"].(string)
+	if issuer == "" {
+		t.Fatalf("metadata without issuer: %v", meta)
+	}
+	b := signedIn(t, s, authtest.Alice)
+	check := func(t *testing.T, p page, want string) {
+		t.Helper()
+		q := callback(t, p)
+		if q.Get(want) == "" {
+			t.Fatalf("no %s: %v", want, q)
+		}
+		if got := q["iss"]; len(got) != 1 || got[0] != issuer {
+			t.Fatalf("iss %q, want exactly the metadata's issuer %q", got, issuer)
+		}
+	}
+	t.Run("a code", func(t *testing.T) {
+		p := b.get(authURL(s, goodQuery()))
+		if p.status == http.StatusOK {
+			p = b.decide(s.URL, p, "authorize")
+		}
+		check(t, p, "code")
+	})
+	t.Run("every error redirect", func(t *testing.T) {
+		for name, change := range map[string]func(url.Values){
+			"unsupported_response_type": func(q url.Values) { q.Set("response_type", "token") },
+			"invalid_scope":             func(q url.Values) { q.Set("scope", "pii:basic user:read") },
+			"invalid_request":           func(q url.Values) { q.Set("code_challenge", "short"); q.Set("code_challenge_method", "S256") },
+		} {
+			q := goodQuery()
+			change(q)
+			p := b.get(authURL(s, q))
+			check(t, p, "error")
+			if got := callback(t, p).Get("error"); got != name {
+				t.Fatalf("error %q, want %q", got, name)
+			}
+		}
+		q := goodQuery()
+		q.Set("scope", "pii:phone")
+		p := b.get(authURL(s, q))
+		check(t, b.decide(s.URL, p, "deny"), "error")
+	})
+}
+
+func TestAuthorizeLoopbackRedirectURIAnyPort(t *testing.T) {
+	s := authtest.Start(t, authtest.Options{})
+	b := newBrowser(t)
+	const other = "http://127.0.0.1:51234/callback" // 502 registered :9999
+	cfg := oboConfig(s, authtest.BadgeID, authtest.BadgeSecret, "pii:basic")
+	cfg.RedirectURL = other
+	p := b.get(cfg.AuthCodeURL("s"))
+	if p.status != http.StatusOK || !strings.Contains(p.body, `name="password"`) {
+		t.Fatalf("want the sign-in page for a registered loopback URI on another port, got %d %v", p.status, p.header)
+	}
+	p = b.decide(s.URL, b.follow(s.URL, b.login(s.URL, p, "alice", authtest.Alice.Password)), "authorize")
+	loc, err := url.Parse(p.header.Get("Location"))
+	if err != nil || !strings.HasPrefix(loc.String(), other+"?") || loc.Query().Get("code") == "" {
+		t.Fatalf("want the code at %s, got %d %v", other, p.status, p.header)
+	}
+	code := loc.Query().Get("code")
+	t.Run("the code is bound to the port presented", func(t *testing.T) {
+		wrong := *cfg
+		wrong.RedirectURL = authtest.RedirectURI
+		if _, err := exchange(t, &wrong, code, ""); retrieveCode(err) != "invalid_grant" {
+			t.Fatalf("redeemed with the registered port: %v", err)
+		}
+		if _, err := exchange(t, cfg, code, ""); err != nil {
+			t.Fatalf("redeemed with the presented port: %v", err)
+		}
+	})
+	t.Run("a localhost URI on another port is not registered", func(t *testing.T) {
+		q := goodQuery()
+		q.Set("client_id", authtest.StaffID)
+		q.Set("redirect_uri", "http://localhost:9998/staff/callback")
+		if p := b.get(authURL(s, q)); p.status != http.StatusBadRequest || p.header.Get("Location") != "" {
+			t.Fatalf("%d %v", p.status, p.header)
+		}
+	})
+}
+
+func TestPKCERequiredByDefault(t *testing.T) {
+	s := authtest.Start(t, authtest.Options{})
+	secret := "a-fifth-long-random-demo-secret-of-32-chars"
+	no := false
+	if _, err := s.Clients.Import(bg(), []fixture.Client{
+		{ID: 505, Name: "New App", Kind: "obo", Secret: &secret, RedirectURIs: []string{authtest.RedirectURI}, Scopes: []string{"pii:basic"}},
+		{ID: 506, Name: "Old App", Kind: "obo", Secret: &secret, RedirectURIs: []string{authtest.RedirectURI}, Scopes: []string{"pii:basic"}, RequirePKCE: &no},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	b := newBrowser(t)
+	query := func(id string, withPKCE bool) url.Values {
+		q := goodQuery()
+		q.Set("client_id", id)
+		if withPKCE {
+			q.Set("code_challenge", oauth2.S256ChallengeFromVerifier(oauth2.GenerateVerifier()))
+			q.Set("code_challenge_method", "S256")
+		}
+		return q
+	}
+	t.Run("a new obo client without code_challenge gets invalid_request", func(t *testing.T) {
+		q := callback(t, b.get(authURL(s, query("505", false))))
+		if q.Get("error") != "invalid_request" || q.Get("error_description") != "code_challenge required" || q.Get("state") != "xyz" || q.Get("code") != "" {
+			t.Fatalf("%v", q)
+		}
+	})
+	t.Run("with a code_challenge it goes on to sign-in", func(t *testing.T) {
+		if p := b.get(authURL(s, query("505", true))); p.status != http.StatusOK || !strings.Contains(p.body, `name="password"`) {
+			t.Fatalf("%d %v", p.status, p.header)
+		}
+	})
+	t.Run("a client registered with requirePkce false may omit it", func(t *testing.T) {
+		if p := b.get(authURL(s, query("506", false))); p.status != http.StatusOK || !strings.Contains(p.body, `name="password"`) {
+			t.Fatalf("%d %v", p.status, p.header)
+		}
+	})
+	t.Run("re-importing without requirePkce keeps the stored setting", func(t *testing.T) {
+		if _, err := s.Clients.Import(bg(), []fixture.Client{
+			{ID: 506, Name: "Old App", Kind: "obo", RedirectURIs: []string{authtest.RedirectURI}, Scopes: []string{"pii:basic"}},
+		}); err != nil {
+			t.Fatal(err)
+		}
+		s.App.Clients.Forget(506)
+		if c, err := s.Clients.Get(bg(), 506); err != nil || c.RequirePKCE {
+			t.Fatalf("%+v %v", c, err)
+		}
+	})
+}

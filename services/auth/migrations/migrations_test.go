@@ -1,0 +1,91 @@
+package migrations
+
+import (
+	"context"
+	"io/fs"
+	"strconv"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	libmigrations "github.com/eventreg/eventreg/libs/migrations"
+	"github.com/eventreg/eventreg/libs/pgdb"
+	"github.com/eventreg/eventreg/libs/testkit"
+)
+
+func TestMain(m *testing.M) { testkit.Main(m) }
+
+// before returns the migrations older than version.
+func before(t *testing.T, version int) libmigrations.Set {
+	t.Helper()
+	entries, err := fs.ReadDir(files, ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	older := fstest.MapFS{}
+	for _, e := range entries {
+		n, err := strconv.Atoi(strings.SplitN(e.Name(), "_", 2)[0])
+		if err != nil || n >= version {
+			continue
+		}
+		b, err := fs.ReadFile(files, e.Name())
+		if err != nil {
+			t.Fatal(err)
+		}
+		older[e.Name()] = &fstest.MapFile{Data: b}
+	}
+	return libmigrations.New(older, ".")
+}
+
+func TestRequirePKCEMigration(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration: needs PostgreSQL")
+	}
+	ctx := context.Background()
+	dsn := testkit.NewDatabase(t)
+	if err := before(t, 3).Up(dsn); err != nil {
+		t.Fatal(err)
+	}
+	pool, err := pgdb.Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	insert := `INSERT INTO clients (id, name, kind, secret_hash, redirect_uris, scopes) VALUES ($1, 'app', 'obo', '\x00', '{https://a.example/cb}', '{pii:basic}')`
+	if _, err := pool.Exec(ctx, insert, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := Set().Up(dsn); err != nil {
+		t.Fatal(err)
+	}
+	requirePKCE := func(id int) bool {
+		t.Helper()
+		var v bool
+		if err := pool.QueryRow(ctx, `SELECT require_pkce FROM clients WHERE id = $1`, id).Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	t.Run("a client registered before keeps working without PKCE", func(t *testing.T) {
+		if requirePKCE(1) {
+			t.Fatal("an existing client now requires PKCE")
+		}
+	})
+	t.Run("a client registered after requires PKCE unless told otherwise", func(t *testing.T) {
+		if _, err := pool.Exec(ctx, insert, 2); err != nil {
+			t.Fatal(err)
+		}
+		if !requirePKCE(2) {
+			t.Fatal("the column's default is not true")
+		}
+	})
+	t.Run("down drops the column", func(t *testing.T) {
+		if err := Set().Down(dsn); err != nil {
+			t.Fatal(err)
+		}
+		var n int
+		if err := pool.QueryRow(ctx, `SELECT count(*) FROM information_schema.columns WHERE table_name = 'clients' AND column_name = 'require_pkce'`).Scan(&n); err != nil || n != 0 {
+			t.Fatalf("%d %v", n, err)
+		}
+	})
+}
