@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -150,6 +151,46 @@ func TestSecurityHolesStayClosed(t *testing.T) {
 		}
 		if _, err := badge.TokenSource(ctx, &oauth2.Token{RefreshToken: next.RefreshToken}).Token(); err != nil {
 			t.Fatalf("the owner's family was revoked: %v", err)
+		}
+	})
+
+	t.Run("a forged X-Forwarded-For through the gateway does not escape login throttling", func(t *testing.T) {
+		b := newAuthHTTPBrowser(t, gw)
+		_, _, page := b.do(http.MethodGet, gw+"/oauth/login", nil)
+		csrf := authField(t, authCSRFRe, page)
+		last := 0
+		for i := 0; i < 7; i++ {
+			form := url.Values{"csrf_token": {csrf}, "next": {"/oauth/apps"}, "username": {"dave"}, "password": {"not dave's password"}}
+			req, _ := http.NewRequest(http.MethodPost, gw+"/oauth/login", strings.NewReader(form.Encode()))
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			req.Header.Set("X-Forwarded-For", "198.51.100."+strconv.Itoa(i+1))
+			req.Header.Set("X-Real-IP", "198.51.100."+strconv.Itoa(i+1))
+			resp, err := b.hc.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			last = resp.StatusCode
+		}
+		if last != http.StatusTooManyRequests {
+			t.Fatalf("seven wrong passwords from one address under forged headers: last answer %d, want 429", last)
+		}
+	})
+
+	t.Run("the internal API is not reachable through the gateway", func(t *testing.T) {
+		for _, r := range []struct{ method, path string }{
+			{http.MethodGet, "/internal/revocations"},
+			{http.MethodPost, "/internal/users/1001/permissions-changed"},
+		} {
+			req, _ := http.NewRequest(r.method, gw+r.path, nil)
+			resp, err := s.HTTPClient().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusNotFound {
+				t.Fatalf("%s %s through the gateway: %d", r.method, r.path, resp.StatusCode)
+			}
 		}
 	})
 }

@@ -103,6 +103,15 @@ func TestComposeGatewayConfig(t *testing.T) {
 	if oauthRedirect == nil || strings.Join(oauthRedirect.args, " ") != "308 https://127.0.0.1:8443$request_uri" {
 		t.Errorf("compose.conf: plain-HTTP /oauth/ must be a 308 to the https issuer's origin, got %v", oauthRedirect)
 	}
+	var xff *directive
+	for _, d := range conf.find("http").all("proxy_set_header") {
+		if len(d.args) > 0 && d.args[0] == "X-Forwarded-For" {
+			xff = d
+		}
+	}
+	if xff == nil || strings.Join(xff.args, " ") != "X-Forwarded-For $remote_addr" {
+		t.Errorf("compose.conf: the gateway is the edge and must replace a client's X-Forwarded-For with the peer, got %v", xff)
+	}
 	for _, up := range conf.find("http").all("upstream") {
 		name := up.args[0]
 		if s := up.find("server"); s == nil || s.args[0] != name+":8080" {

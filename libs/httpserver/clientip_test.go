@@ -62,4 +62,3 @@ func TestTrustedProxiesAreChecked(t *testing.T) {
 		t.Fatalf("invalid entry: %v", err)
 	}
 }
-
