@@ -28,6 +28,8 @@ const (
 type Revocations struct {
 	// Next is the number to ask after on the next poll.
 	Next int64 `json:"next"`
+	// More says the page was full: ask again at once with Next.
+	More bool `json:"more,omitempty"`
 	// Revoked names revoked access tokens: by jti, or every token of a
 	// session (refresh-token family) by sid; forget an entry after Expiry.
 	Revoked []Revocation `json:"revoked"`

@@ -85,13 +85,24 @@ func live(m map[string]int64, cutoff int64) map[string]int64 {
 
 // pollRevocations asks the feed (authapi.PathRevocations) for what was
 // revoked after the cursor and merges it: answers may repeat entries; a failure keeps the list and is logged (at most once a minute).
+// A burst of revocations larger than one page is read in up to
+// maxPagesPerPoll pages at once; the rest waits for the next poll.
 func (v *Validator) pollRevocations(ctx context.Context) {
-	if err := v.pollOnce(ctx); err != nil && ctx.Err() == nil {
-		v.feedErrors.report(v.cfg.Now(), err)
+	for range maxPagesPerPoll {
+		more, err := v.pollOnce(ctx)
+		if err != nil && ctx.Err() == nil {
+			v.feedErrors.report(v.cfg.Now(), err)
+		}
+		if err != nil || !more {
+			return
+		}
 	}
 }
 
-func (v *Validator) pollOnce(ctx context.Context) error {
+// maxPagesPerPoll bounds the pages one poll reads.
+const maxPagesPerPoll = 50
+
+func (v *Validator) pollOnce(ctx context.Context) (more bool, err error) {
 	u := *v.feedURL
 	q := u.Query()
 	q.Set("after", strconv.FormatInt(v.cursor, 10))
@@ -100,11 +111,11 @@ func (v *Validator) pollOnce(ctx context.Context) error {
 	defer cancel()
 	body, err := getJSON(fctx, v.cfg.HTTPClient, u.String(), "application/json")
 	if err != nil {
-		return fmt.Errorf("polling revocations: %w", err)
+		return false, fmt.Errorf("polling revocations: %w", err)
 	}
 	var a authapi.Revocations
 	if err := json.Unmarshal(body, &a); err != nil {
-		return fmt.Errorf("polling revocations: decoding: %w", err)
+		return false, fmt.Errorf("polling revocations: decoding: %w", err)
 	}
 	// An entry is needed while a token with that exp is still accepted, up
 	// to exp + Leeway.
@@ -114,5 +125,5 @@ func (v *Validator) pollOnce(ctx context.Context) error {
 		v.revoked.Store(merged)
 	}
 	v.cursor = a.Next
-	return nil
+	return a.More, nil
 }

@@ -30,6 +30,7 @@ type feedServer struct {
 	entries  []map[string]any
 	afters   []string
 	answer   func(w http.ResponseWriter) // set: a broken answer instead
+	page     int                          // > 0: at most this many entries an answer, with more
 	requests atomic.Int32
 	srv      *httptest.Server
 }
@@ -51,8 +52,12 @@ func newFeedServer(t *testing.T) *feedServer {
 		if after < len(f.entries) {
 			list = f.entries[after:]
 		}
+		next, more := len(f.entries), false
+		if f.page > 0 && len(list) > f.page {
+			list, next, more = list[:f.page], after+f.page, true
+		}
 		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{"next": len(f.entries), "revoked": list})
+		_ = json.NewEncoder(w).Encode(map[string]any{"next": next, "more": more, "revoked": list})
 	}))
 	t.Cleanup(f.srv.Close)
 	return f
@@ -334,6 +339,49 @@ func BenchmarkValidateCachedWithRevocations(b *testing.B) {
 	for b.Loop() {
 		if _, err := v.Validate(ctx, tok); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// TestRevocationFeedBurst: a burst larger than one page of the feed is read
+// in one poll, page after page, not one page per poll interval.
+func TestRevocationFeedBurst(t *testing.T) {
+	ks := newKeyServer(t, "k1")
+	f := newFeedServer(t)
+	f.page = 1
+	hour := time.Now().Add(time.Hour)
+	var toks []string
+	for i := range 3 {
+		jti := "burst-" + strconv.Itoa(i)
+		f.revoke("jti", jti, hour)
+		toks = append(toks, token(t, ks.priv, jti, ""))
+	}
+	v, err := tokenauth.New(tokenauth.Config{JWKSURL: ks.srv.URL, Issuer: issuer, Audience: audience, Leeway: 5 * time.Second,
+		RevocationsURL: f.srv.URL + "/internal/revocations", RevocationPoll: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	v.Start(ctx)
+	deadline := time.Now().Add(5 * time.Second)
+	for f.requests.Load() < 3 {
+		if time.Now().After(deadline) {
+			t.Fatalf("one poll read %d pages of a 3-page burst", f.requests.Load())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	for _, tok := range toks {
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			_, err := v.Validate(context.Background(), tok)
+			if errors.Is(err, tokenauth.ErrRevoked) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("want ErrRevoked, got %v", err)
+			}
+			time.Sleep(time.Millisecond)
 		}
 	}
 }

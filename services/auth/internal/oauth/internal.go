@@ -47,13 +47,13 @@ func (h *Handler) revocations(c *gin.Context) {
 		}
 		after = n
 	}
-	next, entries, err := h.Denylist.Feed(c.Request.Context(), after)
+	next, entries, more, err := h.Denylist.Feed(c.Request.Context(), after)
 	if err != nil {
 		h.Log.WarnContext(c.Request.Context(), "reading the revocation feed failed", "error", err.Error())
 		apierror.Abort(c, apierror.Unavailable("The token store"))
 		return
 	}
-	out := authapi.Revocations{Next: next, Revoked: make([]authapi.Revocation, len(entries))}
+	out := authapi.Revocations{Next: next, More: more, Revoked: make([]authapi.Revocation, len(entries))}
 	for i, e := range entries {
 		out.Revoked[i] = authapi.Revocation(e)
 	}

@@ -126,13 +126,13 @@ return r
 `)
 
 // Feed returns the live revocations numbered after `after` (at most
-// FeedPage of them) and the number to ask after next time. A number above
-// the newest one (the feed was lost with its Redis) starts from the
-// beginning.
-func (d *Denylist) Feed(ctx context.Context, after int64) (next int64, entries []Entry, err error) {
+// FeedPage of them), the number to ask after next time, and whether the page
+// was full (more may follow at once). A number above the newest one (the
+// feed was lost with its Redis) starts from the beginning.
+func (d *Denylist) Feed(ctx context.Context, after int64) (next int64, entries []Entry, more bool, err error) {
 	res, err := readFeed.Run(ctx, d.rdb, []string{feedKey, seqKey}, after, FeedPage).StringSlice()
 	if err != nil {
-		return 0, nil, fmt.Errorf("reading the revocation feed: %w", err)
+		return 0, nil, false, fmt.Errorf("reading the revocation feed: %w", err)
 	}
 	next, _ = strconv.ParseInt(res[0], 10, 64)
 	now := time.Now().Add(-skew).Unix()
@@ -153,5 +153,5 @@ func (d *Denylist) Feed(ctx context.Context, after int64) (next int64, entries [
 			entries = append(entries, Entry{SID: id, Expiry: exp})
 		}
 	}
-	return next, entries, nil
+	return next, entries, (len(res)-1)/2 >= FeedPage, nil
 }
