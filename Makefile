@@ -33,9 +33,9 @@ import: ## load a fixture into the running system: make import FILE=path.json
 	go run ./e2e/cmd/devstack import $(FILE)
 
 IMAGE_TAG ?= dev
-images: ## build the four service images eventreg/<svc>:$(IMAGE_TAG) (needs a Docker engine)
+images: ## build the four service images ghcr.io/eventreg/eventreg-<svc>:$(IMAGE_TAG) (needs a Docker engine)
 	@docker info >/dev/null 2>&1 || { echo 'make images needs a running Docker engine'; exit 1; }
-	for s in $(SERVICES); do docker build -f deploy/docker/Dockerfile --target $$s --build-arg VERSION=$(VERSION) -t eventreg/$$s:$(IMAGE_TAG) . || exit 1; done
+	for s in $(SERVICES); do docker build -f deploy/docker/Dockerfile --target $$s --build-arg VERSION=$(VERSION) -t ghcr.io/eventreg/eventreg-$$s:$(IMAGE_TAG) . || exit 1; done
 
 bench: ## the benchmark suite against the real binaries behind nginx; prints a report (bench/results/)
 	go run ./bench/cmd/bench $(ARGS)

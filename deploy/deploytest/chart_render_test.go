@@ -24,6 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	kjson "k8s.io/apimachinery/pkg/runtime/serializer/json"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	"sigs.k8s.io/yaml"
 )
 
@@ -51,6 +52,12 @@ func eventregChart(t testing.TB) *chart.Chart {
 // install renders the chart as `helm install --dry-run` does, schema validation included.
 func install(t testing.TB, release string, vals map[string]any) (*release.Release, error) {
 	t.Helper()
+	return installChart(t, eventregChart(t), release, vals)
+}
+
+// installChart is install for a chart changed by a test.
+func installChart(t testing.TB, c *chart.Chart, release string, vals map[string]any) (*release.Release, error) {
+	t.Helper()
 	cfg := &action.Configuration{
 		Releases:     storage.Init(driver.NewMemory()),
 		KubeClient:   &kubefake.PrintingKubeClient{Out: io.Discard},
@@ -67,7 +74,7 @@ func install(t testing.TB, release string, vals map[string]any) (*release.Releas
 	if vals == nil {
 		vals = map[string]any{}
 	}
-	return inst.Run(eventregChart(t), vals)
+	return inst.Run(c, vals)
 }
 
 // rendered is one render of the chart, decoded.
@@ -90,6 +97,9 @@ var strictDecoder = func() runtime.Decoder {
 		panic(err)
 	}
 	if err := monitoringv1.AddToScheme(scheme); err != nil {
+		panic(err)
+	}
+	if err := gatewayv1.Install(scheme); err != nil {
 		panic(err)
 	}
 	return kjson.NewSerializerWithOptions(kjson.DefaultMetaFactory, scheme, scheme,

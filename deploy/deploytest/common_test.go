@@ -165,9 +165,9 @@ func readEnvDoc(t testing.TB) envDoc {
 }
 
 // chartOnlyEnv are variables a deployment sets that configuration.md does not
-// list: the Go runtime's own, and the bundled PostgreSQL password that the
+// list: the Go runtime's GOMEMLIMIT, and the bundled PostgreSQL password that the
 // chart splices into DATABASE_URL with $(VAR) expansion.
-var chartOnlyEnv = map[string]bool{"GOMAXPROCS": true, "GOMEMLIMIT": true, "EVENTREG_POSTGRES_PASSWORD": true}
+var chartOnlyEnv = map[string]bool{"GOMEMLIMIT": true, "EVENTREG_POSTGRES_PASSWORD": true}
 
 // checkEnv reports variables a service is given that are not documented for it,
 // and documented required variables it lacks.

@@ -2,12 +2,19 @@ package deploytest
 
 import (
 	"context"
+	"encoding/json"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
 	"net/url"
 	"os"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/compose-spec/compose-go/v2/cli"
 	"github.com/compose-spec/compose-go/v2/types"
@@ -19,9 +26,12 @@ func isOneShot(name string) bool {
 	return strings.HasPrefix(name, "migrate-") || strings.HasPrefix(name, "import-") || name == "gateway-cert"
 }
 
-// probedByHealthprobe are the long-running containers whose images have no
-// shell or HTTP client: the healthprobe container checks them (decision 0012).
-var probedByHealthprobe = []string{"auth", "users", "volunteers", "registrations", "otel-collector", "jaeger"}
+// withoutHealthcheck are the long-running containers without a health check,
+// and why (decision 0017). Nothing may wait for them to be healthy.
+var withoutHealthcheck = map[string]string{
+	"otel-collector": "image FROM scratch: no shell, no HTTP client, no health subcommand",
+	"jaeger":         "traces only; nothing waits for it, and its image's tools are not ours to rely on",
+}
 
 func loadCompose(t *testing.T) *types.Project {
 	t.Helper()
@@ -43,12 +53,6 @@ func loadCompose(t *testing.T) *types.Project {
 
 func TestComposeHealthAndOrder(t *testing.T) {
 	p := loadCompose(t)
-	probe, ok := p.Services["healthprobe"]
-	if !ok || probe.HealthCheck == nil {
-		t.Fatal("no healthprobe service with a healthcheck")
-	}
-	probeTest := strings.Join(probe.HealthCheck.Test, " ")
-
 	for name, s := range p.Services {
 		t.Run(name, func(t *testing.T) {
 			if s.ReadOnly != true {
@@ -62,15 +66,9 @@ func TestComposeHealthAndOrder(t *testing.T) {
 				if s.HealthCheck != nil && !s.HealthCheck.Disable {
 					t.Error("one-shot with a healthcheck")
 				}
-			case slices.Contains(probedByHealthprobe, name):
+			case withoutHealthcheck[name] != "":
 				if s.HealthCheck != nil {
-					t.Error("has a healthcheck its image cannot run; the healthprobe covers it")
-				}
-				if !regexp.MustCompile(`http://` + regexp.QuoteMeta(name) + `:\d+/`).MatchString(probeTest) {
-					t.Errorf("the healthprobe does not check %s: %s", name, probeTest)
-				}
-				if _, ok := probe.DependsOn[name]; !ok {
-					t.Error("the healthprobe does not depend on it")
+					t.Errorf("has a healthcheck although listed without one (%s); drop it from withoutHealthcheck", withoutHealthcheck[name])
 				}
 			default:
 				if s.HealthCheck == nil || s.HealthCheck.Disable || len(s.HealthCheck.Test) == 0 {
@@ -116,6 +114,8 @@ func TestComposeHealthAndOrder(t *testing.T) {
 		wantDep(svc, "migrate-"+svc, types.ServiceConditionCompletedSuccessfully)
 		wantDep(svc, "redis", types.ServiceConditionHealthy)
 		wantDep("import-"+svc, "migrate-"+svc, types.ServiceConditionCompletedSuccessfully)
+		wantDep("import-"+svc, svc, types.ServiceConditionHealthy)
+		wantDep("gateway", svc, types.ServiceConditionHealthy)
 		if got := p.Services["import-"+svc].Command; !slices.Equal(got, []string{"import", "/fixtures/demo.json"}) {
 			t.Errorf("import-%s runs %v", svc, got)
 		}
@@ -124,19 +124,116 @@ func TestComposeHealthAndOrder(t *testing.T) {
 		}
 	}
 	// the fixture's sections reference users by id: users first, then auth, volunteers, registrations
-	wantDep("import-users", "healthprobe", types.ServiceConditionHealthy)
 	wantDep("import-auth", "import-users", types.ServiceConditionCompletedSuccessfully)
 	wantDep("import-volunteers", "import-auth", types.ServiceConditionCompletedSuccessfully)
 	wantDep("import-registrations", "import-volunteers", types.ServiceConditionCompletedSuccessfully)
 	wantDep("gateway", "gateway-cert", types.ServiceConditionCompletedSuccessfully)
-	wantDep("gateway", "healthprobe", types.ServiceConditionHealthy)
 	wantDep("gateway", "import-registrations", types.ServiceConditionCompletedSuccessfully)
+}
+
+// TestComposeServicesCheckThemselves: each service's health check runs its own
+// binary's `healthcheck` inside its distroless container: the path is the
+// image's ENTRYPOINT, and the binary's command tree has the subcommand.
+func TestComposeServicesCheckThemselves(t *testing.T) {
+	p := loadCompose(t)
+	ins := readDockerfile(t)
+	m := regexp.MustCompile(`DefaultHealthcheckTimeout = (\d+) \* time\.Millisecond`).FindStringSubmatch(readRepoFile(t, "libs/service/healthcheck.go"))
+	if m == nil {
+		t.Fatal("libs/service/healthcheck.go: no DefaultHealthcheckTimeout = N * time.Millisecond")
+	}
+	ms, _ := strconv.Atoi(m[1])
+	ownTimeout := time.Duration(ms) * time.Millisecond
+	for _, svc := range services {
+		t.Run(svc, func(t *testing.T) {
+			s, ok := p.Services[svc]
+			if !ok {
+				t.Fatalf("no service %s", svc)
+			}
+			var entry []string
+			for _, in := range ins {
+				if in.stage == svc && in.cmd == "ENTRYPOINT" {
+					if err := json.Unmarshal([]byte(in.args), &entry); err != nil || len(entry) != 1 {
+						t.Fatalf("target %s: ENTRYPOINT %s is not one binary in exec form", svc, in.args)
+					}
+				}
+			}
+			want := []string{"CMD", "/usr/local/bin/" + svc, "healthcheck"}
+			if s.HealthCheck == nil || !slices.Equal(s.HealthCheck.Test, want) {
+				var got []string
+				if s.HealthCheck != nil {
+					got = s.HealthCheck.Test
+				}
+				t.Errorf("healthcheck %q, want %q", got, want)
+			} else if entry == nil || s.HealthCheck.Test[1] != entry[0] {
+				t.Errorf("healthcheck runs %s, the image's ENTRYPOINT is %v", s.HealthCheck.Test[1], entry)
+			}
+			if hc := s.HealthCheck; hc != nil && (hc.Timeout == nil || time.Duration(*hc.Timeout) <= ownTimeout) {
+				t.Errorf("healthcheck timeout %v: must exceed the subcommand's own %s, or Docker kills it before it can say why", hc.Timeout, ownTimeout)
+			}
+			if !rootRegisters(t, "services/"+svc+"/internal/cli", "HealthcheckCommand") {
+				t.Errorf("services/%s/internal/cli: Root does not add service.HealthcheckCommand()", svc)
+			}
+		})
+	}
+}
+
+// rootRegisters reports whether func Root of the Go package in dir calls
+// service.<helper>.
+func rootRegisters(t *testing.T, dir, helper string) bool {
+	t.Helper()
+	pkgs, err := parser.ParseDir(token.NewFileSet(), repoPath(t, dir), func(fi fs.FileInfo) bool {
+		return !strings.HasSuffix(fi.Name(), "_test.go")
+	}, 0)
+	if err != nil {
+		t.Fatalf("parsing %s: %v", dir, err)
+	}
+	found := false
+	for _, pkg := range pkgs {
+		for _, f := range pkg.Files {
+			for _, d := range f.Decls {
+				fn, ok := d.(*ast.FuncDecl)
+				if !ok || fn.Name.Name != "Root" || fn.Recv != nil {
+					continue
+				}
+				ast.Inspect(fn.Body, func(n ast.Node) bool {
+					if call, ok := n.(*ast.CallExpr); ok {
+						if sel, ok := call.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == helper {
+							if id, ok := sel.X.(*ast.Ident); ok && id.Name == "service" {
+								found = true
+							}
+						}
+					}
+					return !found
+				})
+			}
+		}
+	}
+	return found
 }
 
 func TestComposeImagesAndBuilds(t *testing.T) {
 	p := loadCompose(t)
 	stages := dockerfileStages(t)
+	// the chart's default repositories (tag cut off): what the release pushes
+	chartRepos := map[string]string{}
+	r := render(t, "")
+	for _, svc := range services {
+		img := r.deployment(t, svc).Spec.Template.Spec.Containers[0].Image
+		repo, _, _ := strings.Cut(img, "@")
+		chartRepos[svc] = strings.TrimSuffix(repo, ":"+eventregChart(t).Metadata.AppVersion)
+	}
+	ours := map[string]string{} // repository -> service
+	for svc, repo := range chartRepos {
+		ours[repo] = svc
+	}
 	for name, s := range p.Services {
+		repo, _, _ := strings.Cut(s.Image, "@")
+		if i := strings.LastIndex(repo, ":"); i > strings.LastIndex(repo, "/") {
+			repo = repo[:i]
+		}
+		if svc, isOurs := ours[repo]; isOurs && (s.Build == nil || s.Build.Target != svc) {
+			t.Errorf("%s: image %s is the project's %s image but is not built from this repository: it would be pulled", name, s.Image, svc)
+		}
 		if s.Build != nil {
 			if s.Build.Dockerfile != "deploy/docker/Dockerfile" || s.Build.Context != repoRoot(t) {
 				t.Errorf("%s: builds %s in %s, want deploy/docker/Dockerfile from the repository root", name, s.Build.Dockerfile, s.Build.Context)
@@ -144,14 +241,22 @@ func TestComposeImagesAndBuilds(t *testing.T) {
 			if !slices.Contains(stages, s.Build.Target) || !slices.Contains(services, s.Build.Target) {
 				t.Errorf("%s: build target %q is not a service stage of the Dockerfile (%v)", name, s.Build.Target, stages)
 			}
-			if want := "eventreg/" + s.Build.Target + ":dev"; s.Image != want {
-				t.Errorf("%s: image %q, want %q (make images builds that name)", name, s.Image, want)
+			// make images builds that name; the chart's default repository, so
+			// `kind load` plus serviceDefaults.image.tag=dev is all a laptop cluster needs
+			if want := chartRepos[s.Build.Target] + ":dev"; s.Image != want {
+				t.Errorf("%s: image %q, want %q", name, s.Image, want)
+			}
+			if s.PullPolicy != types.PullPolicyBuild {
+				t.Errorf("%s: pull_policy %q, want build: a built image must never be pulled from a registry", name, s.PullPolicy)
 			}
 			continue
 		}
 		if !pinned(s.Image) {
 			t.Errorf("%s: image %q is not pinned to a version", name, s.Image)
 		}
+	}
+	if !strings.Contains(readRepoFile(t, "Makefile"), "-t "+strings.ReplaceAll(chartRepos["auth"], "auth", "$$s")+":$(IMAGE_TAG)") {
+		t.Errorf("make images does not tag the images as the chart names them (%s)", chartRepos["auth"])
 	}
 }
 

@@ -58,23 +58,11 @@ func dockerfileStages(t *testing.T) []string {
 
 func TestDockerfile(t *testing.T) {
 	ins := readDockerfile(t)
-	stageFrom := map[string]string{}
-	args := map[string]string{}
-	for _, in := range ins {
-		if in.cmd == "FROM" {
-			stageFrom[in.stage] = strings.Fields(in.args)[0]
-		}
-		if in.cmd == "ARG" && in.stage == "" {
-			k, v, _ := strings.Cut(in.args, "=")
-			args[k] = v
-		}
-	}
-	expand := func(s string) string {
-		return regexp.MustCompile(`\$\{(\w+)\}`).ReplaceAllStringFunc(s, func(m string) string { return args[m[2:len(m)-1]] })
-	}
+	stageFrom, _ := dockerfileFroms(ins)
+	expand := dockerfileExpander(ins)
 
-	if runtime := expand(stageFrom["runtime"]); !strings.HasPrefix(runtime, "gcr.io/distroless/static") || !strings.HasSuffix(runtime, ":nonroot") {
-		t.Errorf("runtime image %q: want distroless static, nonroot", runtime)
+	if runtime := expand(stageFrom["runtime"]); !distrolessPinned.MatchString(runtime) {
+		t.Errorf("runtime image %q: want gcr.io/distroless/static-debian13:nonroot pinned by digest", runtime)
 	}
 	if builder := expand(stageFrom["modules"]); !pinned(builder) || !strings.HasPrefix(builder, "golang:") {
 		t.Errorf("build image %q: want a pinned golang image", builder)
@@ -134,6 +122,103 @@ func TestDockerfile(t *testing.T) {
 		})
 		if !copied {
 			t.Errorf("services/%s/go.mod is not copied for the module download", svc)
+		}
+	}
+}
+
+var distrolessPinned = regexp.MustCompile(`^gcr\.io/distroless/static-debian13:nonroot@sha256:[0-9a-f]{64}$`)
+
+// dockerfileFroms returns each stage's base (the FROM image or stage, without
+// flags) and its --platform flag ("" when none).
+func dockerfileFroms(ins []dockerInstruction) (base, platform map[string]string) {
+	base, platform = map[string]string{}, map[string]string{}
+	for _, in := range ins {
+		if in.cmd != "FROM" {
+			continue
+		}
+		for _, f := range strings.Fields(in.args) {
+			if p, ok := strings.CutPrefix(f, "--platform="); ok {
+				platform[in.stage] = p
+				continue
+			}
+			base[in.stage] = f
+			break
+		}
+	}
+	return base, platform
+}
+
+// dockerfileExpander expands ${NAME} with the defaults of the global ARGs.
+func dockerfileExpander(ins []dockerInstruction) func(string) string {
+	args := map[string]string{}
+	for _, in := range ins {
+		if in.cmd == "ARG" && in.stage == "" {
+			k, v, _ := strings.Cut(in.args, "=")
+			args[k] = v
+		}
+	}
+	return func(s string) string {
+		return regexp.MustCompile(`\$\{(\w+)\}`).ReplaceAllStringFunc(s, func(m string) string { return args[m[2:len(m)-1]] })
+	}
+}
+
+// TestDockerfileCrossCompiles: a multi-arch build needs no emulation. Every
+// stage that runs a command runs on the build platform (FROM
+// --platform=$BUILDPLATFORM, directly or through its parent stage), go build
+// targets $TARGETOS/$TARGETARCH, and the target-platform stages (runtime and
+// the four targets) only copy files.
+func TestDockerfileCrossCompiles(t *testing.T) {
+	ins := readDockerfile(t)
+	base, platform := dockerfileFroms(ins)
+	onBuildPlatform := func(stage string) bool {
+		for seen := 0; stage != "" && seen < 10; seen++ {
+			if platform[stage] == "$BUILDPLATFORM" || platform[stage] == "${BUILDPLATFORM}" {
+				return true
+			}
+			stage = base[stage] // the parent stage, or an image (then not a stage: ends the walk)
+			if _, isStage := base[stage]; !isStage {
+				return false
+			}
+		}
+		return false
+	}
+	targetArgs := map[string]map[string]bool{}
+	var goBuilds int
+	for _, in := range ins {
+		if in.cmd == "ARG" && in.stage != "" {
+			for _, f := range strings.Fields(in.args) {
+				name, _, _ := strings.Cut(f, "=")
+				if targetArgs[in.stage] == nil {
+					targetArgs[in.stage] = map[string]bool{}
+				}
+				targetArgs[in.stage][name] = true
+			}
+		}
+		if in.cmd != "RUN" {
+			continue
+		}
+		if !onBuildPlatform(in.stage) {
+			t.Errorf("stage %q runs %q on the target platform (emulated in a multi-arch build); build it FROM --platform=$BUILDPLATFORM", in.stage, in.args)
+		}
+		if strings.Contains(in.args, "go build") {
+			goBuilds++
+			if !strings.Contains(in.args, "GOOS=$TARGETOS GOARCH=$TARGETARCH go build") {
+				t.Errorf("stage %q: go build without GOOS=$TARGETOS GOARCH=$TARGETARCH: %s", in.stage, in.args)
+			}
+			if !targetArgs[in.stage]["TARGETOS"] || !targetArgs[in.stage]["TARGETARCH"] {
+				t.Errorf("stage %q uses $TARGETOS/$TARGETARCH without declaring ARG TARGETOS TARGETARCH", in.stage)
+			}
+		}
+	}
+	if goBuilds == 0 {
+		t.Error("no RUN with go build found")
+	}
+	if p := platform["modules"]; p != "$BUILDPLATFORM" {
+		t.Errorf("the modules stage has --platform=%q, want $BUILDPLATFORM", p)
+	}
+	for _, stage := range append([]string{"runtime"}, services...) {
+		if onBuildPlatform(stage) {
+			t.Errorf("stage %s is on the build platform: the image would have the builder's architecture", stage)
 		}
 	}
 }

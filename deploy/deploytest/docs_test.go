@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"io/fs"
+	"maps"
 	"os"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -97,5 +99,131 @@ func TestDocsCurlExamplesMatchDemoFixture(t *testing.T) {
 		if !found {
 			t.Errorf("docs/deployment.md asks for user %s, who is not in demo.json", m[1])
 		}
+	}
+}
+
+// schemaValuePaths are the values values.schema.json defines, as the values
+// reference lists them: objects with properties are expanded, except
+// wholeValues and the per-service overrides (one row each). It also returns
+// the properties, expanded or not, that have no description.
+func schemaValuePaths(t *testing.T, schema map[string]any) (paths map[string]bool, undescribed []string) {
+	t.Helper()
+	defs, _ := schema["definitions"].(map[string]any)
+	resolve := func(node map[string]any) map[string]any {
+		for range 10 {
+			ref, ok := node["$ref"].(string)
+			if !ok {
+				return node
+			}
+			def, ok := defs[strings.TrimPrefix(ref, "#/definitions/")].(map[string]any)
+			if !ok {
+				t.Fatalf("values.schema.json: unresolvable $ref %s", ref)
+			}
+			node = def
+		}
+		return node
+	}
+	paths = map[string]bool{}
+	var walk func(prefix string, node map[string]any)
+	walk = func(prefix string, node map[string]any) {
+		props, _ := resolve(node)["properties"].(map[string]any)
+		for k, v := range props {
+			p := strings.TrimPrefix(prefix+"."+k, ".")
+			prop, _ := v.(map[string]any)
+			if d, _ := prop["description"].(string); strings.TrimSpace(d) == "" {
+				if d, _ = resolve(prop)["description"].(string); strings.TrimSpace(d) == "" {
+					undescribed = append(undescribed, p)
+				}
+			}
+			if _, nested := resolve(prop)["properties"]; nested && !wholeValues[k] && prefix != "services" {
+				walk(p, prop)
+				continue
+			}
+			paths[p] = true
+		}
+	}
+	walk("", schema)
+	return paths, undescribed
+}
+
+var referenceRow = regexp.MustCompile("^\\|\\s*`([^`]+)`\\s*\\|")
+
+// valuesReferenceRows are the first cells of the table under "## Values reference".
+func valuesReferenceRows(t *testing.T, doc string) []string {
+	t.Helper()
+	_, section, ok := strings.Cut(doc, "\n## Values reference\n")
+	if !ok {
+		t.Fatal(`docs/deployment.md has no "## Values reference" section`)
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	var rows []string
+	for _, line := range strings.Split(section, "\n") {
+		if m := referenceRow.FindStringSubmatch(line); m != nil {
+			rows = append(rows, m[1])
+		}
+	}
+	return rows
+}
+
+// TestValuesReferenceMatchesSchema: every value values.schema.json defines has
+// a row in the values reference of docs/deployment.md and a description in the
+// schema, and every row names a value the schema defines.
+func TestValuesReferenceMatchesSchema(t *testing.T) {
+	var schema map[string]any
+	if err := json.Unmarshal(eventregChart(t).Schema, &schema); err != nil {
+		t.Fatalf("values.schema.json: %v", err)
+	}
+	paths, undescribed := schemaValuePaths(t, schema)
+	if len(paths) < 50 {
+		t.Fatalf("values.schema.json defines only %d values; has its shape changed?", len(paths))
+	}
+	sort.Strings(undescribed)
+	for _, p := range undescribed {
+		t.Errorf("values.schema.json: %s has no description", p)
+	}
+	rows := valuesReferenceRows(t, readRepoFile(t, "docs/deployment.md"))
+	documented := map[string]bool{}
+	for _, r := range rows {
+		if documented[r] {
+			t.Errorf("docs/deployment.md: the values reference has two rows for %s", r)
+		}
+		documented[r] = true
+		if !paths[r] {
+			t.Errorf("docs/deployment.md: the values reference documents %s, which values.schema.json does not define", r)
+		}
+	}
+	var missing []string
+	for p := range paths {
+		if !documented[p] {
+			missing = append(missing, p)
+		}
+	}
+	sort.Strings(missing)
+	for _, p := range missing {
+		t.Errorf("values.schema.json defines %s, which has no row in the values reference of docs/deployment.md", p)
+	}
+}
+
+// TestValuesReferenceCheckerFindsGaps: the schema walk expands nested objects,
+// follows $ref, keeps whole values whole, and reports a missing description.
+func TestValuesReferenceCheckerFindsGaps(t *testing.T) {
+	var schema map[string]any
+	if err := json.Unmarshal([]byte(`{
+	  "definitions": {"res": {"type": "object", "properties": {"limits": {"type": "object", "description": "l"}}}},
+	  "properties": {
+	    "a": {"type": "object", "description": "a", "properties": {"b": {"type": "string", "description": "b"}, "c": {"type": "integer"}}},
+	    "d": {"$ref": "#/definitions/res", "description": "d"},
+	    "resources": {"$ref": "#/definitions/res", "description": "r"}
+	  }}`), &schema); err != nil {
+		t.Fatal(err)
+	}
+	paths, undescribed := schemaValuePaths(t, schema)
+	want := map[string]bool{"a.b": true, "a.c": true, "d.limits": true, "resources": true}
+	if !maps.Equal(paths, want) || !slices.Equal(undescribed, []string{"a.c"}) {
+		t.Errorf("paths %v, undescribed %v; want %v and [a.c]", paths, undescribed, want)
+	}
+	rows := valuesReferenceRows(t, "# x\n\n## Values reference\n\n| value | default |\n|---|---|\n| `a.b` | 1 |\n\n## Next\n\n| `z` | 2 |\n")
+	if !slices.Equal(rows, []string{"a.b"}) {
+		t.Errorf("rows %v, want [a.b] (only the values reference's table)", rows)
 	}
 }

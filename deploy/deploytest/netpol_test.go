@@ -156,6 +156,27 @@ func TestNetworkPolicies(t *testing.T) {
 		}
 	})
 
+	t.Run("publicFrom restricted: helm test's pod still reaches every public port", func(t *testing.T) {
+		r := render(t, productionValues)
+		policies, pods := policiesOf(r), podsOf(t, r)
+		testPod := pods[releaseName+"-test-api"]
+		if testPod.labels == nil {
+			t.Fatalf("no helm test pod in the render: %s", r.inventory())
+		}
+		// the test label alone, without the release's labels, or in another namespace, opens nothing
+		labelOnly := peer{name: "label-only", namespace: namespace, labels: map[string]string{"eventreg.io/helm-test": "true"}}
+		elsewhere := peer{name: "test-elsewhere", namespace: "other", labels: testPod.labels}
+		for _, svc := range services {
+			dst := pods[releaseName+"-"+svc]
+			check(t, r, dst, testPod, 8080, true, policies)
+			check(t, r, dst, testPod, 9090, true, policies)
+			check(t, r, dst, labelOnly, 8080, false, policies)
+			check(t, r, dst, elsewhere, 8080, false, policies)
+			// the release's other pods gain nothing on the public port
+			check(t, r, dst, pods[releaseName+"-"+svc+"-migrate"], 8080, false, policies)
+		}
+	})
+
 	t.Run("laptop: data stores only from the services that use them", func(t *testing.T) {
 		r := render(t, laptopValues)
 		policies, pods := policiesOf(r), podsOf(t, r)

@@ -5,11 +5,11 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strings"
 	"testing"
 
 	networkingv1 "k8s.io/api/networking/v1"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 
 type endpoint struct {
@@ -49,59 +49,139 @@ var notRouted = []string{"/internal/users/summaries", "/metrics", "/healthz", "/
 // root page is answered by nginx itself, the OpenAPI document comes from users.
 func gatewayTarget(target string) bool { return target == "return 200" || target == "users" }
 
-// ingressNginxLocations turns Ingress paths into the locations ingress-nginx
-// writes when use-regex is on for the host: every path, Exact ones included,
-// becomes a case-insensitive regex `~* "^path"`, ordered by path length, longest
-// first (ingress-nginx's buildLocation and its location sort).
-func ingressNginxLocations(t *testing.T, ing *networkingv1.Ingress) []location {
-	t.Helper()
-	var locs []location
-	for _, rule := range ing.Spec.Rules {
-		for _, p := range rule.HTTP.Paths {
-			target := strings.TrimPrefix(p.Backend.Service.Name, releaseName+"-")
-			locs = append(locs, newLocation(t, "~*", "^"+p.Path, target))
-		}
-	}
-	sort.SliceStable(locs, func(i, j int) bool { return len(locs[i].uri) > len(locs[j].uri) })
-	return locs
+// forwardedByUsers are the contract's paths that another service owns under
+// /api/v0/users: the gateway routes them, by prefix, with the rest of
+// /api/v0/users to users, which forwards them to the owner (decision 0085).
+var forwardedByUsers = map[string]string{
+	"/api/v0/users/{id}/volunteer":    "volunteers",
+	"/api/v0/users/{id}/registration": "registrations",
 }
 
-// matchIngressSpec applies the Ingress API's own rules to the portable path
-// types: Exact, then the longest Prefix matched element by element.
-// ImplementationSpecific paths are left to the controller and skipped.
-func matchIngressSpec(ing *networkingv1.Ingress, uri string) (target string, exact bool, ok bool) {
-	best, bestLen := "", -1
+// answeredBy is the service a gateway must route e to: its owner, or users
+// for the sub-resources users forwards to their owners.
+func answeredBy(e endpoint) string {
+	if owner, ok := forwardedByUsers[e.Path]; ok && owner == e.Service {
+		return "users"
+	}
+	return e.Service
+}
+
+// TestForwardedPathsAreInTheContract keeps forwardedByUsers in step with
+// endpoints.json: each entry names a contract path and its owner.
+func TestForwardedPathsAreInTheContract(t *testing.T) {
+	endpoints := readEndpoints(t)
+	for path, owner := range forwardedByUsers {
+		found := false
+		for _, e := range endpoints {
+			found = found || (e.Path == path && e.Service == owner)
+		}
+		if !found {
+			t.Errorf("endpoints.json has no %s owned by %s", path, owner)
+		}
+		if !strings.HasPrefix(path, "/api/v0/users/") {
+			t.Errorf("%s: users forwards only sub-resources under /api/v0/users", path)
+		}
+	}
+}
+
+// matchIngressSpec applies the Ingress API's rules: Exact, then the longest
+// Prefix matched element by element. Other path types match nothing here
+// (TestRoutesNeedNoRegularExpressions refuses them). path is the Ingress path
+// that matched.
+func matchIngressSpec(ing *networkingv1.Ingress, uri string) (target, path string, exact bool, ok bool) {
+	bestLen := -1
 	for _, rule := range ing.Spec.Rules {
 		for _, p := range rule.HTTP.Paths {
-			target := strings.TrimPrefix(p.Backend.Service.Name, releaseName+"-")
+			svc := strings.TrimPrefix(p.Backend.Service.Name, releaseName+"-")
 			switch *p.PathType {
 			case networkingv1.PathTypeExact:
 				if uri == p.Path {
-					return target, true, true
+					return svc, p.Path, true, true
 				}
 			case networkingv1.PathTypePrefix:
-				prefix := strings.TrimSuffix(p.Path, "/")
-				if uri == prefix || strings.HasPrefix(uri, prefix+"/") || prefix == "" {
-					if len(prefix) > bestLen {
-						best, bestLen = target, len(prefix)
-					}
+				if prefixMatches(p.Path, uri) && len(strings.TrimSuffix(p.Path, "/")) > bestLen {
+					target, path, bestLen = svc, p.Path, len(strings.TrimSuffix(p.Path, "/"))
 				}
 			}
 		}
 	}
-	return best, false, bestLen >= 0
+	return target, path, false, bestLen >= 0
 }
 
+// prefixMatches is the element-wise prefix match of both the Ingress API
+// (Prefix) and the Gateway API (PathPrefix): a trailing "/" of the prefix is
+// ignored, and /abc matches /abc, /abc/ and /abc/def but not /abcd.
+func prefixMatches(prefix, uri string) bool {
+	prefix = strings.TrimSuffix(prefix, "/")
+	return prefix == "" || uri == prefix || strings.HasPrefix(uri, prefix+"/")
+}
+
+// httpRouteValues turn the HTTPRoute on, the Ingress off.
+const httpRouteValues = `
+ingress:
+  enabled: false
+config:
+  issuer: https://api.events.example.com
+httpRoute:
+  enabled: true
+  parentRefs:
+    - name: eg
+      namespace: envoy-gateway-system
+      sectionName: https
+  hostnames: [api.events.example.com]
+  annotations:
+    example.com/owner: platform
+`
+
+func (r rendered) httpRoute(t *testing.T) *gatewayv1.HTTPRoute {
+	return r.get(t, "HTTPRoute", releaseName).(*gatewayv1.HTTPRoute)
+}
+
+// matchHTTPRoute applies the Gateway API's precedence among the route's
+// rules: an Exact path match, else the longest PathPrefix match. It returns
+// the backend's service and the index of the rule.
+func matchHTTPRoute(t *testing.T, route *gatewayv1.HTTPRoute, uri string) (target string, exact bool, rule int, ok bool) {
+	t.Helper()
+	bestLen, bestRule := -1, -1
+	for i, r := range route.Spec.Rules {
+		if len(r.BackendRefs) != 1 {
+			t.Fatalf("HTTPRoute rule %d has %d backendRefs, want one service", i, len(r.BackendRefs))
+		}
+		for _, m := range r.Matches {
+			if m.Path == nil || m.Path.Type == nil || m.Path.Value == nil {
+				t.Fatalf("HTTPRoute rule %d: a match without a path type and value", i)
+			}
+			switch *m.Path.Type {
+			case gatewayv1.PathMatchExact:
+				if uri == *m.Path.Value {
+					return backendOf(r), true, i, true
+				}
+			case gatewayv1.PathMatchPathPrefix:
+				if prefixMatches(*m.Path.Value, uri) && len(strings.TrimSuffix(*m.Path.Value, "/")) > bestLen {
+					bestLen, bestRule = len(strings.TrimSuffix(*m.Path.Value, "/")), i
+				}
+			}
+		}
+	}
+	if bestRule < 0 {
+		return "", false, -1, false
+	}
+	return backendOf(route.Spec.Rules[bestRule]), false, bestRule, true
+}
+
+func backendOf(r gatewayv1.HTTPRouteRule) string {
+	return strings.TrimPrefix(string(r.BackendRefs[0].Name), releaseName+"-")
+}
+
+// TestRouteTableAgreesWithContract: nginx, the Ingress and the HTTPRoute send
+// every endpoint of the contract, by prefix, to the service that answers it;
+// internal and unknown paths nowhere; and no route is left over.
 func TestRouteTableAgreesWithContract(t *testing.T) {
 	endpoints := readEndpoints(t)
 	nginxLocs := serverLocations(t, parseNginx(t, renderGateway(t, composeGateway)))
 	ing := render(t, "").ingress(t)
-	ingressLocs := ingressNginxLocations(t, ing)
-
-	if ing.Annotations["nginx.ingress.kubernetes.io/use-regex"] != "true" {
-		t.Error("the default Ingress lacks nginx.ingress.kubernetes.io/use-regex: its sub-resource paths are regexes")
-	}
-	usedNginx, usedIngress := map[string]bool{}, map[string]bool{}
+	route := render(t, httpRouteValues).httpRoute(t)
+	usedNginx, usedIngress, usedRule := map[string]bool{}, map[string]bool{}, map[int]bool{}
 
 	for _, e := range endpoints {
 		uri := samplePath(e.Path)
@@ -111,32 +191,32 @@ func TestRouteTableAgreesWithContract(t *testing.T) {
 				t.Fatalf("nginx: no location matches %s", uri)
 			}
 			usedNginx[n.String()] = true
-			i, ok := matchLocation(ingressLocs, uri)
-			if !ok {
-				t.Fatalf("Ingress: no path matches %s", uri)
-			}
-			usedIngress[i.uri] = true
+			spec, specPath, exact, specOK := matchIngressSpec(ing, uri)
+			usedIngress[specPath] = true
+			hr, hrExact, ruleIdx, hrOK := matchHTTPRoute(t, route, uri)
+			usedRule[ruleIdx] = true
 
-			spec, exact, specOK := matchIngressSpec(ing, uri)
 			if e.Service == "gateway" {
 				if !gatewayTarget(n.target) {
 					t.Errorf("nginx: %s goes to %q via %v; the gateway answers it or proxies it to users", uri, n.target, n)
 				}
-				if i.target != "users" || spec != "users" || !exact {
-					t.Errorf("Ingress: %s goes to %q (ingress-nginx) and %q (exact: %v); want users through an Exact path", uri, i.target, spec, exact)
+				if spec != "users" || !exact {
+					t.Errorf("Ingress: %s goes to %q (exact: %v); want users through an Exact path", uri, spec, exact)
+				}
+				if hr != "users" || !hrExact {
+					t.Errorf("HTTPRoute: %s goes to %q (exact: %v); want users through an Exact match", uri, hr, hrExact)
 				}
 				return
 			}
-			if n.target != e.Service {
-				t.Errorf("nginx: %s goes to %q via %v, want %s", uri, n.target, n, e.Service)
+			want := answeredBy(e)
+			if n.target != want {
+				t.Errorf("nginx: %s goes to %q via %v, want %s", uri, n.target, n, want)
 			}
-			if i.target != e.Service {
-				t.Errorf("Ingress (ingress-nginx): %s goes to %q via %v, want %s", uri, i.target, i, e.Service)
+			if !specOK || spec != want {
+				t.Errorf("Ingress: %s goes to %q, want %s", uri, spec, want)
 			}
-			// Controllers other than ingress-nginx: the portable paths alone must
-			// route everything but the two regex sub-resources right.
-			if !subResource(uri) && (!specOK || spec != e.Service) {
-				t.Errorf("Ingress (API rules): %s goes to %q, want %s", uri, spec, e.Service)
+			if !hrOK || hr != want {
+				t.Errorf("HTTPRoute: %s goes to %q, want %s", uri, hr, want)
 			}
 		})
 	}
@@ -145,13 +225,11 @@ func TestRouteTableAgreesWithContract(t *testing.T) {
 		if n, ok := matchLocation(nginxLocs, uri); !ok || n.target != "return 404" {
 			t.Errorf("nginx routes %s to %v (%s); want the 404 fallback", uri, n, n.target)
 		}
-		if s, _, ok := matchIngressSpec(ing, uri); ok {
-			t.Errorf("Ingress (API rules) routes %s to %s; want no match", uri, s)
+		if s, _, _, ok := matchIngressSpec(ing, uri); ok {
+			t.Errorf("Ingress routes %s to %s; want no match", uri, s)
 		}
-		// Under use-regex the Exact "/" is the regex ^/, so ingress-nginx hands
-		// unknown paths to users' public listener, which serves no internal path.
-		if i, ok := matchLocation(ingressLocs, uri); ok && i.uri != "^/" {
-			t.Errorf("Ingress (ingress-nginx) routes %s to %s via %v; want nothing but the root's catch-all", uri, i.target, i)
+		if s, _, _, ok := matchHTTPRoute(t, route, uri); ok {
+			t.Errorf("HTTPRoute routes %s to %s; want no match", uri, s)
 		}
 	}
 	for _, l := range nginxLocs {
@@ -159,13 +237,99 @@ func TestRouteTableAgreesWithContract(t *testing.T) {
 			t.Errorf("nginx %v (%s) serves no endpoint of endpoints.json", l, l.target)
 		}
 	}
-	for _, l := range ingressLocs {
-		if !usedIngress[l.uri] {
-			t.Errorf("Ingress path %v (%s) serves no endpoint of endpoints.json", l, l.target)
+	for _, rule := range ing.Spec.Rules {
+		for _, p := range rule.HTTP.Paths {
+			if !usedIngress[p.Path] {
+				t.Errorf("Ingress path %s (%s) serves no endpoint of endpoints.json", p.Path, p.Backend.Service.Name)
+			}
+		}
+	}
+	for i, r := range route.Spec.Rules {
+		if !usedRule[i] {
+			t.Errorf("HTTPRoute rule %d (%s) serves no endpoint of endpoints.json", i, backendOf(r))
 		}
 	}
 }
 
-var subResourcePath = regexp.MustCompile(`^/api/v0/users/[^/]+/(volunteer|registration)$`)
+// regexMeta are characters that mean something in a regular expression and
+// nothing in a contract path.
+const regexMeta = `^$*+?()[]{}|\`
 
-func subResource(uri string) bool { return subResourcePath.MatchString(uri) }
+// TestRoutesNeedNoRegularExpressions: every route of nginx, the Ingress and
+// the HTTPRoute is a plain Exact or prefix match, and the chart needs no
+// controller-specific annotation, so any controller or implementation routes
+// the table alike (decision 0085).
+func TestRoutesNeedNoRegularExpressions(t *testing.T) {
+	for _, l := range serverLocations(t, parseNginx(t, renderGateway(t, composeGateway))) {
+		if (l.modifier != "" && l.modifier != "=") || strings.ContainsAny(l.uri, regexMeta) {
+			t.Errorf("nginx %v is not a plain prefix or exact location", l)
+		}
+	}
+
+	for name, vals := range map[string]string{"default": "", "production": productionValues} {
+		ing := render(t, vals).ingress(t)
+		for k := range ing.Annotations {
+			if strings.Contains(k, "nginx.ingress.kubernetes.io") || strings.Contains(k, "regex") {
+				t.Errorf("%s Ingress: annotation %s; the routes need none", name, k)
+			}
+		}
+		if name == "default" && (ing.Spec.IngressClassName != nil || len(ing.Annotations) != 0) {
+			t.Errorf("default Ingress: class %v and annotations %v; want the cluster's default class and none", ing.Spec.IngressClassName, ing.Annotations)
+		}
+		for _, rule := range ing.Spec.Rules {
+			for _, p := range rule.HTTP.Paths {
+				if p.PathType == nil || (*p.PathType != networkingv1.PathTypeExact && *p.PathType != networkingv1.PathTypePrefix) {
+					t.Errorf("%s Ingress: path %s has pathType %v; want Exact or Prefix", name, p.Path, p.PathType)
+				}
+				if strings.ContainsAny(p.Path, regexMeta) {
+					t.Errorf("%s Ingress: path %s looks like a regular expression", name, p.Path)
+				}
+			}
+		}
+	}
+
+	route := render(t, httpRouteValues).httpRoute(t)
+	for i, r := range route.Spec.Rules {
+		if len(r.Filters) != 0 {
+			t.Errorf("HTTPRoute rule %d has filters; the table needs none", i)
+		}
+		for _, m := range r.Matches {
+			if len(m.Headers) != 0 || len(m.QueryParams) != 0 || m.Method != nil {
+				t.Errorf("HTTPRoute rule %d matches more than a path: %+v", i, m)
+			}
+			if m.Path == nil || m.Path.Type == nil || m.Path.Value == nil {
+				t.Errorf("HTTPRoute rule %d: a match without a path", i)
+				continue
+			}
+			if *m.Path.Type != gatewayv1.PathMatchExact && *m.Path.Type != gatewayv1.PathMatchPathPrefix {
+				t.Errorf("HTTPRoute rule %d: path type %s; want PathPrefix or Exact", i, *m.Path.Type)
+			}
+			if strings.ContainsAny(*m.Path.Value, regexMeta) {
+				t.Errorf("HTTPRoute rule %d: path %s looks like a regular expression", i, *m.Path.Value)
+			}
+		}
+	}
+}
+
+// TestIngressAndHTTPRouteCarryOneTable: both are rendered from the chart's one
+// route table: the same paths, match kinds and services, in the same order.
+func TestIngressAndHTTPRouteCarryOneTable(t *testing.T) {
+	var fromIngress, fromRoute []string
+	for _, rule := range render(t, "").ingress(t).Spec.Rules {
+		for _, p := range rule.HTTP.Paths {
+			fromIngress = append(fromIngress, p.Path+" "+string(*p.PathType)+" "+strings.TrimPrefix(p.Backend.Service.Name, releaseName+"-"))
+		}
+	}
+	for _, r := range render(t, httpRouteValues).httpRoute(t).Spec.Rules {
+		for _, m := range r.Matches {
+			kind := string(*m.Path.Type)
+			if kind == string(gatewayv1.PathMatchPathPrefix) {
+				kind = string(networkingv1.PathTypePrefix)
+			}
+			fromRoute = append(fromRoute, *m.Path.Value+" "+kind+" "+backendOf(r))
+		}
+	}
+	if strings.Join(fromIngress, "\n") != strings.Join(fromRoute, "\n") || len(fromIngress) == 0 {
+		t.Errorf("the Ingress and the HTTPRoute differ:\nIngress:\n%s\nHTTPRoute:\n%s", strings.Join(fromIngress, "\n"), strings.Join(fromRoute, "\n"))
+	}
+}

@@ -375,6 +375,9 @@ func (s *Stack) environment(name, dsn string) []string {
 		"AUTH_INTERNAL_URL":       s.Services["auth"].InternalURL,
 		"SHUTDOWN_TIMEOUT":        "10s",
 	}
+	// users forwards the sub-resources volunteers and registrations own (decision 0085).
+	env["VOLUNTEERS_PUBLIC_URL"] = s.Services["volunteers"].PublicURL
+	env["REGISTRATIONS_PUBLIC_URL"] = s.Services["registrations"].PublicURL
 	for k, v := range c.Env {
 		env[k] = v
 	}

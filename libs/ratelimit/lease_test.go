@@ -239,7 +239,7 @@ func TestIdleClientsAreDropped(t *testing.T) {
 
 func TestStatsCollector(t *testing.T) {
 	port, _ := testkit.FreePort()
-	rdb, err := redisdb.Open(fmt.Sprintf("redis://127.0.0.1:%d/0", port))
+	rdb, err := redisdb.Open(fmt.Sprintf("redis://127.0.0.1:%d/0", port), false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -287,7 +287,7 @@ func BenchmarkMiddleware(b *testing.B) {
 				name += "/parallel"
 			}
 			b.Run(name, func(b *testing.B) {
-				rdb, err := redisdb.Open(redisURL)
+				rdb, err := redisdb.Open(redisURL, false)
 				if err != nil {
 					b.Fatal(err)
 				}

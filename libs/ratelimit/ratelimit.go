@@ -57,7 +57,7 @@ func (c Config) Limit() redis_rate.Limit {
 
 // Limiter returns the limiter for service, or nil when limiting is off (no
 // Redis, or PerSecond 0).
-func (c Config) Limiter(rdb *redis.Client, service string, log *slog.Logger) *Limiter {
+func (c Config) Limiter(rdb redis.UniversalClient, service string, log *slog.Logger) *Limiter {
 	if rdb == nil || c.PerSecond == 0 {
 		return nil
 	}
@@ -87,7 +87,7 @@ type Limiter struct {
 }
 
 // New returns a limiter for service (a key prefix) allowing limit per client.
-func New(rdb *redis.Client, service string, limit redis_rate.Limit, log *slog.Logger) *Limiter {
+func New(rdb redis.UniversalClient, service string, limit redis_rate.Limit, log *slog.Logger) *Limiter {
 	return &Limiter{
 		limiter:  redis_rate.NewLimiter(rdb),
 		limit:    limit,

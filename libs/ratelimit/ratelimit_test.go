@@ -51,7 +51,7 @@ func newEnv(t *testing.T) *env {
 // limiter is one replica's limiter, with its own Redis connections.
 func (e *env) limiter(t *testing.T, redisURL string, limit redis_rate.Limit) *ratelimit.Limiter {
 	t.Helper()
-	rdb, err := redisdb.Open(redisURL)
+	rdb, err := redisdb.Open(redisURL, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,14 +7,14 @@ import (
 
 // poolCollector exports the client's connection-pool statistics.
 type poolCollector struct {
-	client                 *redis.Client
+	client                 redis.UniversalClient
 	hits, misses, timeouts *prometheus.Desc
 	total, idle, stale     *prometheus.Desc
 }
 
 // NewPoolCollector returns a Prometheus collector of client's pool stats
 // (redis_pool_*). Register it on the service's metrics registry.
-func NewPoolCollector(client *redis.Client) prometheus.Collector {
+func NewPoolCollector(client redis.UniversalClient) prometheus.Collector {
 	d := func(name, help string) *prometheus.Desc {
 		return prometheus.NewDesc("redis_pool_"+name, help, nil, nil)
 	}

@@ -1,37 +1,86 @@
 // Package redisdb opens the go-redis client with short timeouts (a stopped Redis
 // must give errors quickly, never hangs) and tracing of every command without
-// its arguments (they hold token hashes).
+// its arguments (they hold token hashes). One REDIS_URL names a single node, a
+// Sentinel-watched master, or (with REDIS_CLUSTER) a Redis Cluster; every
+// caller gets a redis.UniversalClient either way.
 package redisdb
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/url"
 	"time"
 
 	"github.com/redis/go-redis/extra/redisotel/v9"
 	"github.com/redis/go-redis/v9"
 )
 
-// Open parses a redis:// URL and returns a client; it does not wait for the server.
-func Open(url string) (*redis.Client, error) {
-	opts, err := redis.ParseURL(url)
-	if err != nil {
-		return nil, fmt.Errorf("parsing REDIS_URL: invalid URL (value not shown)")
+// Timeouts of every client.
+const (
+	dialTimeout  = 2 * time.Second
+	readTimeout  = time.Second
+	writeTimeout = time.Second
+	poolTimeout  = 2 * time.Second
+	// clusterStateReload is how old a cluster client's slot map may get.
+	clusterStateReload = time.Second
+)
+
+// errURL never repeats the URL: it may hold a password.
+var errURL = errors.New("parsing REDIS_URL: invalid URL (value not shown)")
+
+// Open returns a client for url; it does not wait for the server.
+//   - redis://[:password@]host:port/db: one node;
+//   - redis://[:password@]sentinel:26379/db?master_name=NAME&addr=sentinel2:26379…:
+//     the master that Sentinel names (go-redis's failover form), followed across failovers;
+//   - with cluster, redis://[:password@]seed:6379?addr=seed2:6379…: a Redis Cluster
+//     (go-redis's cluster form; every seed is a node of the cluster).
+func Open(rawURL string, cluster bool) (redis.UniversalClient, error) {
+	var client redis.UniversalClient
+	switch {
+	case cluster:
+		opts, err := redis.ParseClusterURL(rawURL)
+		if err != nil {
+			return nil, errURL
+		}
+		opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout, opts.PoolTimeout = dialTimeout, readTimeout, writeTimeout, poolTimeout
+		opts.MaxRetries = 1
+		// go-redis re-reads the slot map on MOVED, not when a master stops
+		// answering: after a failover it would keep dialing the dead master
+		// for its default 60 s. One CLUSTER SLOTS a second bounds that.
+		opts.ClusterStateReloadInterval = clusterStateReload
+		client = redis.NewClusterClient(opts)
+	case isFailover(rawURL):
+		opts, err := redis.ParseFailoverURL(rawURL)
+		if err != nil {
+			return nil, errURL
+		}
+		opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout, opts.PoolTimeout = dialTimeout, readTimeout, writeTimeout, poolTimeout
+		opts.MaxRetries = 1
+		client = redis.NewFailoverClient(opts)
+	default:
+		opts, err := redis.ParseURL(rawURL)
+		if err != nil {
+			return nil, errURL
+		}
+		opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout, opts.PoolTimeout = dialTimeout, readTimeout, writeTimeout, poolTimeout
+		opts.MaxRetries = 1
+		client = redis.NewClient(opts)
 	}
-	opts.DialTimeout = 2 * time.Second
-	opts.ReadTimeout = time.Second
-	opts.WriteTimeout = time.Second
-	opts.PoolTimeout = 2 * time.Second
-	opts.MaxRetries = 1
-	client := redis.NewClient(opts)
 	if err := redisotel.InstrumentTracing(client, redisotel.WithDBStatement(false)); err != nil {
 		return nil, fmt.Errorf("instrumenting redis: %w", err)
 	}
 	return client, nil
 }
 
+// isFailover reports whether url is go-redis's Sentinel form (it names master_name).
+func isFailover(rawURL string) bool {
+	u, err := url.Parse(rawURL)
+	return err == nil && u.Query().Has("master_name")
+}
+
 // Ping is a readiness check.
-func Ping(client *redis.Client) func(context.Context) error {
+func Ping(client redis.UniversalClient) func(context.Context) error {
 	return func(ctx context.Context) error {
 		if err := client.Ping(ctx).Err(); err != nil {
 			return fmt.Errorf("redis: %w", err)

@@ -18,7 +18,7 @@ func TestStoppedRedisFailsFast(t *testing.T) {
 		t.Skip("starts redis-server")
 	}
 	p, url := testkit.StartRedisT(t, false)
-	c, err := redisdb.Open(url)
+	c, err := redisdb.Open(url, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +43,7 @@ func TestStoppedRedisFailsFast(t *testing.T) {
 }
 
 func TestBadURLIsNotEchoed(t *testing.T) {
-	_, err := redisdb.Open("redis://:pa55word@host:port:extra/x")
+	_, err := redisdb.Open("redis://:pa55word@host:port:extra/x", false)
 	if err == nil || strings.Contains(err.Error(), "pa55word") {
 		t.Fatalf("got %v", err)
 	}

@@ -35,6 +35,8 @@ type Resource struct {
 	CursorKey          string        `env:"CURSOR_KEY,required,unset"`
 	ConventionID       string        `env:"CONVENTION_ID,required"`
 	RedisURL           string        `env:"REDIS_URL"`
+	// RedisCluster reads REDIS_URL as a Redis Cluster's seed nodes.
+	RedisCluster bool `env:"REDIS_CLUSTER"`
 	// RateLimit is the per-client limit of the public API (applied when
 	// Redis is configured; see ResourceDeps.RateLimit).
 	RateLimit ratelimit.Config
@@ -77,7 +79,7 @@ type ResourceDeps struct {
 	Tokens *tokenauth.Validator
 	Cursor *cursor.Codec
 	// Redis is nil when REDIS_URL is not set.
-	Redis *redis.Client
+	Redis redis.UniversalClient
 	// RateLimit limits each client's requests (Resource.RateLimit); nil when
 	// Redis is not set or the limit is off. Put it after Protected's chain.
 	RateLimit gin.HandlerFunc
@@ -105,7 +107,7 @@ func StartResource(ctx context.Context, rt *Runtime, r Resource) (*ResourceDeps,
 	}
 	deps := &ResourceDeps{Tokens: v, Cursor: codec}
 	if r.RedisURL != "" {
-		rc, err := redisdb.Open(r.RedisURL)
+		rc, err := redisdb.Open(r.RedisURL, r.RedisCluster)
 		if err != nil {
 			return nil, err
 		}

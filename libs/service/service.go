@@ -1,5 +1,5 @@
 // Package service is the skeleton every service binary shares: the command
-// tree (serve, migrate, import, admin commands), signal handling, and the
+// tree (serve, migrate, import, healthcheck, admin commands), signal handling, and the
 // start-up order config → logger → telemetry → database → HTTP servers.
 package service
 

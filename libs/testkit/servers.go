@@ -184,17 +184,27 @@ func StartPostgres(ctx context.Context, dir string, port int) (*Process, string,
 // (appendonly, appendfsync everysec: decision 0081), so benchmarks measure
 // the deployed setting.
 func StartRedis(ctx context.Context, dir string, port int, aof bool) (*Process, string, error) {
+	args := []string{"--appendonly", "no"}
+	if aof {
+		args = []string{"--appendonly", "yes", "--appendfsync", "everysec"}
+	}
+	return startRedisServer(ctx, dir, port, args...)
+}
+
+// startRedisServer starts redis-server on 127.0.0.1:port with extra
+// arguments (a config file first, when one is given, as redis-server wants).
+func startRedisServer(ctx context.Context, dir string, port int, extra ...string) (*Process, string, error) {
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		return nil, "", errors.New("redis-server not found: install Debian's redis-server package")
 	}
 	args := []string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", dir, "--save", "", "--daemonize", "no",
 		"--maxmemory-policy", "noeviction", "--protected-mode", "no", "--logfile", ""}
-	if aof {
-		args = append(args, "--appendonly", "yes", "--appendfsync", "everysec")
-	} else {
-		args = append(args, "--appendonly", "no")
+	if len(extra) > 0 && !strings.HasPrefix(extra[0], "--") {
+		args = append([]string{extra[0]}, args...) // the config file
+		extra = extra[1:]
 	}
+	args = append(args, extra...)
 	cmd := exec.Command(bin, args...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 	p, err := startProcess(cmd, syscall.SIGTERM)

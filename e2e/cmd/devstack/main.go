@@ -86,7 +86,7 @@ func run() error {
 		Root: root, Dir: dir, Build: true, AdminDatabaseURL: admin, DatabasePrefix: "eventreg", RecreateDatabases: *fresh,
 		RedisURL: os.Getenv("REDIS_URL"), RedisPort: 6390, GatewayHTTPPort: *httpPort, GatewayTLSPort: *tlsPort, BasePort: *basePort,
 		Fixture: fx, KeyEncryptionKey: sec.KeyEncryptionKey, ClientSecretKey: sec.ClientSecretKey, CursorKey: sec.CursorKey,
-		Stdout: os.Stdout,
+		Stdout: os.Stdout, Env: redisClusterEnv(),
 	})
 	if err != nil {
 		return err
@@ -231,4 +231,14 @@ Sign in as a user (browser):
 		}
 	}
 	fmt.Println("\nPress Ctrl-C to stop.")
+}
+
+// redisClusterEnv passes REDIS_CLUSTER on to every service, so that
+// `REDIS_URL=redis://seed:6379?addr=… REDIS_CLUSTER=true make run` runs the
+// system against a Redis Cluster (a Sentinel URL needs nothing more).
+func redisClusterEnv() map[string]string {
+	if v, ok := os.LookupEnv("REDIS_CLUSTER"); ok {
+		return map[string]string{"REDIS_CLUSTER": v}
+	}
+	return nil
 }

@@ -177,7 +177,7 @@ type Server struct {
 	InternalURL string
 	Config      config.Serve
 	Pool        *pgxpool.Pool
-	Redis       *redis.Client
+	Redis       redis.UniversalClient
 	RedisProc   *testkit.Process
 	redisDir    string
 	redisPort   int
@@ -258,7 +258,7 @@ func Start(t testing.TB, opts Options) *Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rdb, err := redisdb.Open(redisURL)
+	rdb, err := redisdb.Open(cfg.RedisURL, cfg.RedisCluster)
 	if err != nil {
 		t.Fatal(err)
 	}

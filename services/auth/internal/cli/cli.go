@@ -43,6 +43,7 @@ func Root() *cobra.Command {
 			},
 		},
 		service.MigrateCommand(migrations.Set(), config.Load[service.DatabaseConfig]),
+		service.HealthcheckCommand(),
 		importCommand(),
 		clientsCommand(),
 		keysCommand(),

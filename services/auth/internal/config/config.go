@@ -90,15 +90,17 @@ func (a *Admin) Validate() error { return a.Keys.Validate() }
 type Serve struct {
 	service.Base
 	Keys
-	Issuer           string        `env:"AUTH_ISSUER,required"`
-	TokenAudience    string        `env:"TOKEN_AUDIENCE" envDefault:"eventreg-api"`
-	UsersInternalURL string        `env:"USERS_INTERNAL_URL,required"`
-	RedisURL         string        `env:"REDIS_URL,required,unset"`
-	AuthCodeTTL      time.Duration `env:"AUTH_CODE_TTL" envDefault:"60s"`
-	SessionIdleTTL   time.Duration `env:"SESSION_IDLE_TTL" envDefault:"30m"`
-	SessionAbsTTL    time.Duration `env:"SESSION_ABSOLUTE_TTL" envDefault:"12h"`
-	ClientCacheTTL   time.Duration `env:"CLIENT_CACHE_TTL" envDefault:"5s"`
-	OrgName          string        `env:"ORG_NAME" envDefault:"Event Registration"`
+	Issuer           string `env:"AUTH_ISSUER,required"`
+	TokenAudience    string `env:"TOKEN_AUDIENCE" envDefault:"eventreg-api"`
+	UsersInternalURL string `env:"USERS_INTERNAL_URL,required"`
+	RedisURL         string `env:"REDIS_URL,required,unset"`
+	// RedisCluster reads REDIS_URL as a Redis Cluster's seed nodes.
+	RedisCluster   bool          `env:"REDIS_CLUSTER"`
+	AuthCodeTTL    time.Duration `env:"AUTH_CODE_TTL" envDefault:"60s"`
+	SessionIdleTTL time.Duration `env:"SESSION_IDLE_TTL" envDefault:"30m"`
+	SessionAbsTTL  time.Duration `env:"SESSION_ABSOLUTE_TTL" envDefault:"12h"`
+	ClientCacheTTL time.Duration `env:"CLIENT_CACHE_TTL" envDefault:"5s"`
+	OrgName        string        `env:"ORG_NAME" envDefault:"Event Registration"`
 	// OrgLogoURL is a same-origin path or a data: URL (pages load nothing from other origins).
 	OrgLogoURL string `env:"ORG_LOGO_URL" envDefault:"/oauth/static/logo.svg"`
 	// Login throttling: failures allowed per account and per client address per LoginFailureWindow.

@@ -14,7 +14,7 @@ import (
 // Failures counts failures of one kind; a key may fail Allowed times per Window.
 type Failures struct {
 	limiter *redis_rate.Limiter
-	rdb     *redis.Client
+	rdb     redis.UniversalClient
 	prefix  string
 	limit   redis_rate.Limit
 
@@ -24,7 +24,7 @@ type Failures struct {
 }
 
 // NewFailures returns a failure counter named prefix allowing allowed failures per window.
-func NewFailures(rdb *redis.Client, prefix string, allowed int, window time.Duration) *Failures {
+func NewFailures(rdb redis.UniversalClient, prefix string, allowed int, window time.Duration) *Failures {
 	return &Failures{limiter: redis_rate.NewLimiter(rdb), rdb: rdb, prefix: "auth:rl:" + prefix + ":",
 		limit: redis_rate.Limit{Rate: allowed, Burst: allowed, Period: window}, blocked: map[string]time.Time{}, now: time.Now}
 }

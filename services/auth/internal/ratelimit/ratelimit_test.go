@@ -17,7 +17,7 @@ func newFailures(t *testing.T, allowed int) *Failures {
 	if testing.Short() {
 		t.Skip("integration: needs Redis")
 	}
-	rdb, err := redisdb.Open(testkit.NewRedis(t))
+	rdb, err := redisdb.Open(testkit.NewRedis(t), false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -47,7 +47,7 @@ type App struct {
 // Build wires everything onto public and internal. users is the users
 // service (usersapi.Client in production, a test double in tests); metrics
 // receives the business counters (nil: not counted).
-func Build(ctx context.Context, cfg config.Serve, log *slog.Logger, pool *pgxpool.Pool, rdb *redis.Client, users browser.Users, metrics *authmetrics.Metrics, public, internal gin.IRouter) (*App, error) {
+func Build(ctx context.Context, cfg config.Serve, log *slog.Logger, pool *pgxpool.Pool, rdb redis.UniversalClient, users browser.Users, metrics *authmetrics.Metrics, public, internal gin.IRouter) (*App, error) {
 	keys := signing.NewManager(keydb.New(pool), cfg.KEK(), signing.Config{
 		RotationPeriod: cfg.KeyRotationPeriod, ActivationDelay: cfg.KeyActivationDelay,
 		RefreshInterval: cfg.KeyRefreshInterval, MaxTokenTTL: cfg.AccessTokenTTL,
@@ -114,7 +114,7 @@ func Run(ctx context.Context, cfg config.Serve) error {
 	if err != nil {
 		return err
 	}
-	rdb, err := redisdb.Open(cfg.RedisURL)
+	rdb, err := redisdb.Open(cfg.RedisURL, cfg.RedisCluster)
 	if err != nil {
 		return err
 	}

@@ -25,13 +25,13 @@ type Session struct {
 
 // Store keeps sessions.
 type Store struct {
-	rdb           *redis.Client
+	rdb           redis.UniversalClient
 	idle, absolut time.Duration
 	now           func() time.Time
 }
 
 // New returns a store whose sessions end after idle without use, or absolute after sign-in.
-func New(rdb *redis.Client, idle, absolute time.Duration) *Store {
+func New(rdb redis.UniversalClient, idle, absolute time.Duration) *Store {
 	return &Store{rdb: rdb, idle: idle, absolut: absolute, now: time.Now}
 }
 

@@ -16,7 +16,7 @@ func TestSessionExpiry(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration: needs redis-server")
 	}
-	rdb, err := redisdb.Open(testkit.NewRedis(t))
+	rdb, err := redisdb.Open(testkit.NewRedis(t), false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,6 +23,7 @@ func Root() *cobra.Command {
 	root.AddCommand(
 		serveCommand(),
 		service.MigrateCommand(migrations.Set(), config.Load[service.DatabaseConfig]),
+		service.HealthcheckCommand(),
 		importCommand(),
 		createCommand(),
 		setPasswordCommand(),

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -171,6 +172,7 @@ func TestServe(t *testing.T) {
 		"PUBLIC_ADDR": fmt.Sprintf("127.0.0.1:%d", pub), "INTERNAL_ADDR": fmt.Sprintf("127.0.0.1:%d", internal),
 		"AUTH_ISSUER": "https://auth.test", "AUTH_JWKS_URL": tokens.JWKSURL, "CURSOR_KEY": strings.Repeat("k", 32),
 		"VOLUNTEERS_INTERNAL_URL": "http://127.0.0.1:1", "LOG_LEVEL": "error", "REDIS_URL": testkit.NewRedis(t),
+		"VOLUNTEERS_PUBLIC_URL": "http://127.0.0.1:1", "REGISTRATIONS_PUBLIC_URL": "http://127.0.0.1:1",
 	} {
 		t.Setenv(k, v)
 	}
@@ -216,6 +218,18 @@ func TestServe(t *testing.T) {
 		t.Fatalf("public route without a token: %v %v", err, resp)
 	}
 	resp.Body.Close()
+	// Wired to the owners' public listeners, where nothing listens here.
+	for _, path := range []string{"/api/v0/users/1001/volunteer", "/api/v0/users/1001/registration"} {
+		resp, err = http.Get(fmt.Sprintf("http://127.0.0.1:%d%s", pub, path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 503 || !strings.Contains(string(b), `{"errors":{"server"`) {
+			t.Fatalf("%s with its owner away: %d %s", path, resp.StatusCode, b)
+		}
+	}
 	cancel()
 	select {
 	case err := <-done:

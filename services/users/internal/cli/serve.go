@@ -9,6 +9,7 @@ import (
 	"github.com/eventreg/eventreg/libs/service"
 	"github.com/eventreg/eventreg/libs/volunteersapi"
 	"github.com/eventreg/eventreg/services/users/internal/config"
+	"github.com/eventreg/eventreg/services/users/internal/forward"
 	"github.com/eventreg/eventreg/services/users/internal/httpapi"
 	"github.com/eventreg/eventreg/services/users/internal/password"
 	"github.com/eventreg/eventreg/services/users/internal/role"
@@ -57,6 +58,17 @@ func serveCommand() *cobra.Command {
 				rt.Log.Warn("AUTH_INTERNAL_URL is not set: apps keep what a revoked role allowed until their next token refresh")
 			}
 
+			// The sub-resources other services own, forwarded to their public listeners.
+			owners := httpapi.Owners{}
+			if owners.Volunteer, err = forward.New("volunteers", cfg.VolunteersPublicURL, rt.Log,
+				forward.Options{Timeout: config.ForwardTimeout}); err != nil {
+				return err
+			}
+			if owners.Registration, err = forward.New("registrations", cfg.RegistrationsPublicURL, rt.Log,
+				forward.Options{Timeout: config.ForwardTimeout}); err != nil {
+				return err
+			}
+
 			// Routes, then serve until the context ends.
 			httpapi.Register(rt.Server.Public, rt.Server.Internal, httpapi.Deps{
 				RateLimit:  deps.RateLimit, // per client, configured by RATE_LIMIT_*; fails open
@@ -67,6 +79,7 @@ func serveCommand() *cobra.Command {
 				Cursor:     deps.Cursor,
 				Protected:  deps.Protected,
 				Metrics:    httpapi.NewMetrics(rt.Server.Metrics),
+				Owners:     owners,
 			})
 			return rt.Serve(ctx)
 		},

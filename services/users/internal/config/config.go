@@ -3,7 +3,9 @@ package config
 
 import (
 	"errors"
+	"fmt"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/eventreg/eventreg/libs/config"
@@ -14,6 +16,11 @@ import (
 // current-user view answers (or fails with 503) well within clients' 5 s.
 const VolunteersTimeout = time.Second
 
+// ForwardTimeout bounds one request forwarded to the service that owns it,
+// its answer's body included: past it the client gets a 503, within the 5 s
+// real clients wait. The owners bound their own work to 3 s.
+const ForwardTimeout = 5 * time.Second
+
 // AuthTimeout bounds one call to the auth internal API.
 const AuthTimeout = 2 * time.Second
 
@@ -22,6 +29,11 @@ type Serve struct {
 	service.Base
 	service.Resource
 	VolunteersInternalURL string `env:"VOLUNTEERS_INTERNAL_URL,required"`
+	// VolunteersPublicURL and RegistrationsPublicURL are the owners' public
+	// listeners: the gateway routes all of /api/v0/users here, and users
+	// forwards the two sub-resources they own to them (decision 0085).
+	VolunteersPublicURL    string `env:"VOLUNTEERS_PUBLIC_URL,required"`
+	RegistrationsPublicURL string `env:"REGISTRATIONS_PUBLIC_URL,required"`
 	// AuthInternalURL is auth's internal listener, told when a role is taken
 	// from a user so that apps lose what the role allowed at once.
 	AuthInternalURL string `env:"AUTH_INTERNAL_URL"`
@@ -36,7 +48,19 @@ func (s *Serve) Validate() error {
 	if err := checkAuthURL(s.AuthInternalURL); err != nil {
 		errs = append(errs, err)
 	}
+	for name, raw := range map[string]string{"VOLUNTEERS_PUBLIC_URL": s.VolunteersPublicURL, "REGISTRATIONS_PUBLIC_URL": s.RegistrationsPublicURL} {
+		if !isOrigin(raw) {
+			errs = append(errs, fmt.Errorf("%s must be an origin such as http://%s:8080", name, strings.ToLower(strings.TrimSuffix(name, "_PUBLIC_URL"))))
+		}
+	}
 	return errors.Join(errs...)
+}
+
+// isOrigin tells a URL of scheme and host only (a trailing slash allowed).
+func isOrigin(raw string) bool {
+	u, err := url.Parse(raw)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" &&
+		(u.Path == "" || u.Path == "/") && u.RawQuery == "" && u.Fragment == "" && u.User == nil
 }
 
 // Admin is what import, generate and the admin commands need: the database

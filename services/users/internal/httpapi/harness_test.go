@@ -29,6 +29,7 @@ import (
 	"github.com/eventreg/eventreg/libs/tokenauth"
 	"github.com/eventreg/eventreg/libs/tokentest"
 	"github.com/eventreg/eventreg/libs/volunteersapi"
+	"github.com/eventreg/eventreg/services/users/internal/forward"
 	"github.com/eventreg/eventreg/services/users/internal/httpapi"
 	"github.com/eventreg/eventreg/services/users/internal/password"
 	"github.com/eventreg/eventreg/services/users/internal/role"
@@ -112,6 +113,9 @@ type envOptions struct {
 	redisURL      string // rate limiting with rateLimit when set
 	rateLimit     redis_rate.Limit
 	passwordSlots int // argon2id computations at once; default 2
+	// owners are the public listeners of volunteers and registrations, by
+	// name; default: a stand-in that answers 200 naming itself.
+	owners map[string]string
 }
 
 func newEnv(t *testing.T, opts envOptions) *env {
@@ -151,12 +155,26 @@ func newEnv(t *testing.T, opts envOptions) *env {
 	users := user.NewCore(userdb.New(pool), usertest.ConventionID, passwords)
 	var limit gin.HandlerFunc
 	if opts.redisURL != "" {
-		rdb, err := redisdb.Open(opts.redisURL)
+		rdb, err := redisdb.Open(opts.redisURL, false)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { rdb.Close() })
 		limit = ratelimit.New(rdb, "users", opts.rateLimit, log).Middleware()
+	}
+	owners := httpapi.Owners{}
+	for name, h := range map[string]*http.Handler{"volunteers": &owners.Volunteer, "registrations": &owners.Registration} {
+		base := opts.owners[name]
+		if base == "" {
+			stand := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, name) }))
+			t.Cleanup(stand.Close)
+			base = stand.URL
+		}
+		p, err := forward.New(name, base, log, forward.Options{Timeout: 2 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		*h = p
 	}
 	httpapi.Register(srv.Public, srv.Internal, httpapi.Deps{
 		RateLimit:  limit,
@@ -167,6 +185,7 @@ func newEnv(t *testing.T, opts envOptions) *env {
 		Cursor:     codec,
 		Protected:  deps.Protected,
 		Metrics:    httpapi.NewMetrics(srv.Metrics),
+		Owners:     owners,
 	})
 	if err := srv.Listen(); err != nil {
 		t.Fatal(err)

@@ -61,6 +61,17 @@ type Deps struct {
 	RateLimit gin.HandlerFunc
 	// Metrics counts role changes (NewMetrics; nil: not counted).
 	Metrics *Metrics
+	// Owners serve the sub-resources other services own under /api/v0/users
+	// (forward.Proxy): the gateway routes all of /api/v0/users here.
+	Owners Owners
+}
+
+// Owners are the services that own a sub-resource of a user, each reached
+// through a handler that forwards the request as it came (decision 0085).
+// The owner checks the token and scope itself. A nil handler is not routed.
+type Owners struct {
+	Volunteer    http.Handler // /api/v0/users/:id/volunteer: the volunteers service
+	Registration http.Handler // /api/v0/users/:id/registration: the registrations service
 }
 
 type handlers struct {
@@ -89,6 +100,17 @@ func Register(public, internal *gin.Engine, d Deps) {
 	api.GET("/api/v0/users/:id/roles", h.with(ScopeUserRead, h.userRoles)...)
 	api.PUT("/api/v0/users/:id/roles/:roleId", h.with(ScopeRolesUpdate, h.grantRole)...)
 	api.DELETE("/api/v0/users/:id/roles/:roleId", h.with(ScopeRolesUpdate, h.revokeRole)...)
+	// Every method, so that the owner answers exactly as when the gateway
+	// routed these paths to it (its 405s included); no deadline, token check
+	// or rate limit of users' own: the owner applies its own.
+	for path, owner := range map[string]http.Handler{
+		"/api/v0/users/:id/volunteer":    d.Owners.Volunteer,
+		"/api/v0/users/:id/registration": d.Owners.Registration,
+	} {
+		if owner != nil {
+			public.Any(path, gin.WrapH(owner))
+		}
+	}
 
 	in := internal.Group("/", withDeadline(RequestTimeout))
 	in.POST(usersapi.PathSummaries, h.summaries)

@@ -26,6 +26,7 @@ func Root() *cobra.Command {
 	root.AddCommand(
 		serveCommand(),
 		service.MigrateCommand(migrations.Set(), loadDatabase),
+		service.HealthcheckCommand(),
 		importCommand(),
 		generateCommand(),
 	)

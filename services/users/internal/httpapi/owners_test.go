@@ -1,0 +1,137 @@
+package httpapi_test
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// fakeOwner is a stand-in for the public listener of volunteers or
+// registrations that records what reaches it.
+type fakeOwner struct {
+	name string
+	srv  *httptest.Server
+	mu   sync.Mutex
+	got  []*http.Request
+	body []string
+}
+
+func newFakeOwner(t *testing.T, name string) *fakeOwner {
+	o := &fakeOwner{name: name}
+	o.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		o.mu.Lock()
+		o.got = append(o.got, r.Clone(r.Context()))
+		o.body = append(o.body, string(b))
+		o.mu.Unlock()
+		w.Header().Set("X-Owner", name)
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		if r.Method != http.MethodGet {
+			w.Header().Set("Allow", "GET")
+			w.WriteHeader(http.StatusMethodNotAllowed)
+			_, _ = io.WriteString(w, `{"errors":{"resource":{"message":"Method not allowed."}}}`)
+			return
+		}
+		_, _ = io.WriteString(w, `{"owner":"`+name+`"}`)
+	}))
+	t.Cleanup(o.srv.Close)
+	return o
+}
+
+// last returns the last request the owner received and its body, or nil.
+func (o *fakeOwner) last() (*http.Request, string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if len(o.got) == 0 {
+		return nil, ""
+	}
+	return o.got[len(o.got)-1], o.body[len(o.body)-1]
+}
+
+func (o *fakeOwner) count() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return len(o.got)
+}
+
+// TestSubResourcesAreForwardedToTheirOwners: the gateway routes all of
+// /api/v0/users to users, which hands the two sub-resources other services
+// own to their public listeners as they came (decision 0085).
+func TestSubResourcesAreForwardedToTheirOwners(t *testing.T) {
+	vol, reg := newFakeOwner(t, "volunteers"), newFakeOwner(t, "registrations")
+	e := newEnv(t, envOptions{owners: map[string]string{"volunteers": vol.srv.URL, "registrations": reg.srv.URL}})
+	const traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	header := http.Header{
+		"Traceparent":       {traceparent},
+		"X-Request-Id":      {"req-42"},
+		"X-Forwarded-For":   {"198.51.100.7"},
+		"X-Forwarded-Proto": {"https"},
+		"X-Forwarded-Host":  {"api.example.org"},
+	}
+
+	for _, o := range []*fakeOwner{vol, reg} {
+		path := "/api/v0/users/1001/" + strings.TrimSuffix(o.name, "s")
+		t.Run(path+" reaches "+o.name+" as it came", func(t *testing.T) {
+			// A token users would refuse: the owner checks it, users does not.
+			r := e.send(t, e.public, false, http.MethodGet, path+"?expand=a%20b", "not-a-jwt", "", header)
+			if r.status != 200 || r.header.Get("X-Owner") != o.name || string(r.body) != `{"owner":"`+o.name+`"}` {
+				t.Fatalf("%d from %q: %s", r.status, r.header.Get("X-Owner"), r.body)
+			}
+			got, _ := o.last()
+			if got == nil || got.Method != http.MethodGet || got.URL.Path != path || got.URL.RawQuery != "expand=a%20b" {
+				t.Fatalf("owner got %v", got)
+			}
+			for h, want := range map[string]string{"Authorization": "Bearer not-a-jwt", "X-Request-Id": "req-42",
+				"X-Forwarded-For": "198.51.100.7", "X-Forwarded-Proto": "https", "X-Forwarded-Host": "api.example.org"} {
+				if v := got.Header.Values(h); len(v) != 1 || v[0] != want {
+					t.Errorf("owner got %s %q, want %q", h, v, want)
+				}
+			}
+			if tp := got.Header.Get("Traceparent"); !strings.HasPrefix(tp, "00-4bf92f3577b34da6a3ce929d0e0e4736-") {
+				t.Errorf("owner got traceparent %q: not the caller's trace", tp)
+			}
+		})
+		t.Run("other methods on "+path+" are the owner's to answer", func(t *testing.T) {
+			r := e.send(t, e.public, false, http.MethodPost, path, "not-a-jwt", `{"x":1}`, nil)
+			got, body := o.last()
+			if r.status != 405 || r.header.Get("X-Owner") != o.name || r.header.Get("Allow") != "GET" ||
+				got.Method != http.MethodPost || body != `{"x":1}` {
+				t.Fatalf("%d from %q (Allow %q); owner got %s %q", r.status, r.header.Get("X-Owner"), r.header.Get("Allow"), got.Method, body)
+			}
+		})
+	}
+
+	t.Run("the rest of /api/v0/users stays with users", func(t *testing.T) {
+		before := vol.count() + reg.count()
+		expect(t, e.call(t, http.MethodGet, "/api/v0/users/1001/roles", e.keys.service(t, "user:read"), ""), 200)
+		expect(t, e.call(t, http.MethodGet, "/api/v0/users/1001", e.keys.service(t, "user:read"), ""), 200)
+		for _, p := range []string{"/api/v0/users/1001/volunteer/", "/api/v0/users/1001/volunteers", "/api/v0/users/1001/registration/x",
+			"/api/v0/users/volunteer", "/api/v0/users/1001/2/registration"} {
+			r := e.send(t, e.public, false, http.MethodGet, p, e.keys.service(t, "user:read"), "", nil)
+			if r.status < 400 || r.status >= 500 || r.header.Get("X-Owner") != "" {
+				t.Errorf("%s: %d from %q, want users' own 4xx", p, r.status, r.header.Get("X-Owner"))
+			}
+		}
+		if n := vol.count() + reg.count() - before; n != 0 {
+			t.Errorf("%d of users' own requests reached an owner", n)
+		}
+	})
+
+	t.Run("an owner that cannot answer is the API's 503", func(t *testing.T) {
+		reg.srv.Close()
+		start := time.Now()
+		r := e.send(t, e.public, true, http.MethodGet, "/api/v0/users/1001/registration", "not-a-jwt", "", nil)
+		expectError(t, r, 503, "server", "The registrations service is temporarily unavailable; try again shortly.")
+		if took := time.Since(start); took > time.Second || r.header.Get("Retry-After") != "1" {
+			t.Fatalf("took %v, Retry-After %q", took, r.header.Get("Retry-After"))
+		}
+		// volunteers is unaffected
+		if r := e.send(t, e.public, false, http.MethodGet, "/api/v0/users/1001/volunteer", "not-a-jwt", "", nil); r.status != 200 {
+			t.Fatalf("volunteers after registrations went away: %d %s", r.status, r.body)
+		}
+	})
+}
