@@ -20,20 +20,39 @@ import (
 type Set struct {
 	fsys fs.FS
 	dir  string
+	// oldest is the oldest schema the binary runs on (0: its newest migration).
+	oldest uint
 }
 
 // New returns the migration set found in dir of fsys (usually an embed.FS).
 func New(fsys fs.FS, dir string) Set { return Set{fsys: fsys, dir: dir} }
+
+// RunsOn returns the set declaring that the binary runs on every schema from
+// version oldest on (its newest migration by default): a release whose newest
+// migration only adds what the code does not use yet can say so, and stays
+// ready while the schema is rolled back to oldest.
+func (s Set) RunsOn(oldest uint) Set { s.oldest = oldest; return s }
 
 // Status is where a database stands.
 type Status struct {
 	Version uint // applied version, 0 when none
 	Dirty   bool // a migration failed half-way
 	Latest  uint // newest embedded version
+	Oldest  uint // oldest version the binary runs on
 }
 
 // Current reports whether every embedded migration is applied cleanly.
 func (s Status) Current() bool { return !s.Dirty && s.Version == s.Latest }
+
+// Serves reports whether the binary can serve on this schema: clean and not
+// older than it needs. A schema ahead of the binary is fine: migrations keep
+// the previous release working (expand, then contract a release later), so
+// during an upgrade the running replicas stay ready once the new release's
+// migrations are applied.
+func (s Status) Serves() bool { return !s.Dirty && s.Version >= s.Oldest }
+
+// Ahead reports whether the schema is newer than the binary's migrations.
+func (s Status) Ahead() bool { return s.Version > s.Latest }
 
 func (s Set) open(dsn string) (*migrate.Migrate, error) {
 	src, err := iofs.New(s.fsys, s.dir)
@@ -96,7 +115,10 @@ func (s Set) Status(ctx context.Context, pool *pgxpool.Pool) (Status, error) {
 	if err != nil {
 		return Status{}, err
 	}
-	st := Status{Latest: latest}
+	st := Status{Latest: latest, Oldest: latest}
+	if s.oldest > 0 && s.oldest < latest {
+		st.Oldest = s.oldest
+	}
 	var version int64
 	err = pool.QueryRow(ctx, `SELECT version, dirty FROM schema_migrations LIMIT 1`).Scan(&version, &st.Dirty)
 	switch {
@@ -111,18 +133,37 @@ func (s Set) Status(ctx context.Context, pool *pgxpool.Pool) (Status, error) {
 	return st, nil
 }
 
-// Check is a readiness check: the database answers and is migrated.
+// Check is a readiness check: the database answers and its schema is one
+// the binary serves on (see Status.Serves).
 func (s Set) Check(pool *pgxpool.Pool) func(context.Context) error {
 	return func(ctx context.Context) error {
 		st, err := s.Status(ctx, pool)
 		if err != nil {
 			return err
 		}
-		if !st.Current() {
-			return fmt.Errorf("migrations not applied: database at version %d (dirty=%v), binary needs %d", st.Version, st.Dirty, st.Latest)
+		switch {
+		case st.Dirty:
+			return fmt.Errorf("migration %d failed half-way (dirty): repair it, then `migrate force`", st.Version)
+		case !st.Serves():
+			return fmt.Errorf("schema at version %d, older than this binary needs (%d): run `migrate up`", st.Version, st.Oldest)
 		}
 		return nil
 	}
+}
+
+// Force records version as applied and clean without running anything: the
+// way out of a migration that failed half-way, once its effects were
+// repaired or undone by hand.
+func (s Set) Force(dsn string, version int) error {
+	m, err := s.open(dsn)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	if err := m.Force(version); err != nil {
+		return fmt.Errorf("forcing version %d: %w", version, err)
+	}
+	return nil
 }
 
 // toMigrateURL turns a postgres:// DSN into golang-migrate's pgx5:// form.

@@ -2,6 +2,7 @@ package migrations_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"testing/fstest"
 
@@ -60,4 +61,67 @@ func TestUpStatusDownAndReadiness(t *testing.T) {
 	if err := set.Check(pool)(ctx); err == nil {
 		t.Fatal("readiness passes with a pending migration")
 	}
+}
+
+// TestReadinessFollowsSchemaCompatibility: a binary stays ready when a newer
+// release migrates the schema ahead of it, is unready on an older schema
+// (unless it declares it runs on it) or a dirty one, and `force` repairs a
+// dirty state.
+func TestReadinessFollowsSchemaCompatibility(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs PostgreSQL")
+	}
+	dsn := testkit.NewDatabase(t)
+	ctx := context.Background()
+	pool, err := pgdb.Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	release1 := migrations.New(fstest.MapFS{
+		"sql/0001_things.up.sql":   files["sql/0001_things.up.sql"],
+		"sql/0001_things.down.sql": files["sql/0001_things.down.sql"],
+	}, "sql")
+	release2 := migrations.New(files, "sql")
+
+	if err := release1.Up(dsn); err != nil {
+		t.Fatal(err)
+	}
+	t.Run("the next release's binary is unready on the old schema", func(t *testing.T) {
+		if err := release2.Check(pool)(ctx); err == nil || !strings.Contains(err.Error(), "older than this binary needs") {
+			t.Fatalf("%v", err)
+		}
+	})
+	t.Run("unless it declares it runs on it", func(t *testing.T) {
+		if err := release2.RunsOn(1).Check(pool)(ctx); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if err := release2.Up(dsn); err != nil {
+		t.Fatal(err)
+	}
+	t.Run("the running release stays ready when the schema moves ahead of it", func(t *testing.T) {
+		if err := release1.Check(pool)(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if st, _ := release1.Status(ctx, pool); !st.Ahead() || !st.Serves() || st.Current() {
+			t.Fatalf("%+v", st)
+		}
+	})
+	t.Run("a dirty schema is unready, and force makes it clean", func(t *testing.T) {
+		if _, err := pool.Exec(ctx, "UPDATE schema_migrations SET dirty = true"); err != nil {
+			t.Fatal(err)
+		}
+		for _, set := range []migrations.Set{release1, release2} {
+			if err := set.Check(pool)(ctx); err == nil || !strings.Contains(err.Error(), "dirty") {
+				t.Fatalf("%v", err)
+			}
+		}
+		if err := release2.Force(dsn, 2); err != nil {
+			t.Fatal(err)
+		}
+		if err := release2.Check(pool)(ctx); err != nil {
+			t.Fatal(err)
+		}
+	})
 }

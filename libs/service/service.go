@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -168,11 +169,45 @@ func MigrateCommand(set migrations.Set, load func() (DatabaseConfig, error)) *co
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "version %d of %d, dirty=%v, current=%v\n", st.Version, st.Latest, st.Dirty, st.Current())
+			fmt.Fprintln(cmd.OutOrStdout(), describeStatus(st))
+			return nil
+		},
+	}, &cobra.Command{
+		Use:   "force VERSION",
+		Short: "Record VERSION as applied and clean, running nothing (after repairing a failed migration by hand)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			v, err := strconv.Atoi(args[0])
+			latest, _ := set.Latest()
+			if err != nil || v < 0 || uint(v) > latest {
+				return fmt.Errorf("VERSION must be a migration version from 0 to %d, got %q", latest, args[0])
+			}
+			cfg, err := load()
+			if err != nil {
+				return err
+			}
+			if err := set.Force(cfg.DatabaseURL, v); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "database recorded at version %d, clean; nothing was run\n", v)
 			return nil
 		},
 	})
 	return cmd
+}
+
+// describeStatus is `migrate status`'s line.
+func describeStatus(st migrations.Status) string {
+	line := fmt.Sprintf("version %d of %d, dirty=%v, current=%v", st.Version, st.Latest, st.Dirty, st.Current())
+	switch {
+	case st.Dirty:
+		return line + fmt.Sprintf("\nmigration %d failed half-way: repair or undo its effects by hand, then run `migrate force %d` (if it was undone, force the version before it)", st.Version, st.Version)
+	case st.Ahead():
+		return line + "\nthe schema is ahead of this binary (a newer release migrated it); it still serves"
+	case !st.Serves():
+		return line + "\nthe schema is older than this binary needs: run `migrate up`"
+	}
+	return line
 }
 
 // PrintJSON writes v as indented JSON.

@@ -30,7 +30,7 @@ type feedServer struct {
 	entries  []map[string]any
 	afters   []string
 	answer   func(w http.ResponseWriter) // set: a broken answer instead
-	page     int                          // > 0: at most this many entries an answer, with more
+	page     int                         // > 0: at most this many entries an answer, with more
 	requests atomic.Int32
 	srv      *httptest.Server
 }

@@ -264,7 +264,6 @@ func Start(t testing.TB, opts Options) *Server {
 	}
 	srv := httpserver.New(cfg.Base.Config, log, "auth")
 	srv.AddReadinessCheck("postgresql", migrations.Set().Check(pool))
-	srv.AddReadinessCheck("redis", redisdb.Ping(rdb))
 	if err := srv.Listen(); err != nil {
 		t.Fatal(err)
 	}

@@ -119,7 +119,8 @@ func Run(ctx context.Context, cfg config.Serve) error {
 		return err
 	}
 	rt.OnClose(func(context.Context) error { return rdb.Close() })
-	rt.Server.AddReadinessCheck("redis", redisdb.Ping(rdb))
+	// Not a readiness check: a Redis outage is answered per request (503 on the
+	// grants that need it), never by taking every replica out of the Service.
 	rt.Server.Metrics.MustRegister(redisdb.NewPoolCollector(rdb))
 	users := usersapi.NewClient(cfg.UsersInternalURL, cfg.UsersTimeout)
 	app, err := Build(ctx, cfg, rt.Log, rt.Pool, rdb, users, authmetrics.New(rt.Server.Metrics), rt.Server.Public, rt.Server.Internal)
