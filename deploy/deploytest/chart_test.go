@@ -330,16 +330,20 @@ func TestChartRejectsBadValues(t *testing.T) {
 		"auth without redis":       {"services: {auth: {redis: false}}", "services.auth.redis must be true"},
 		"no memory limit":          {"serviceDefaults: {resources: {limits: {memory: null}}}", "resources.limits.memory is required"},
 	} {
-		t.Run(name, func(t *testing.T) {
-			var v map[string]any
-			if err := yamlUnmarshal(tc.vals, &v); err != nil {
-				t.Fatal(err)
-			}
-			_, err := install(t, releaseName, v)
-			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("helm install with %s: error %v, want one naming %q", tc.vals, err, tc.want)
-			}
-		})
+		t.Run(name, func(t *testing.T) { wantInstallError(t, tc.vals, tc.want) })
+	}
+}
+
+// wantInstallError installs the chart with vals (YAML) and wants an error naming want.
+func wantInstallError(t *testing.T, vals, want string) {
+	t.Helper()
+	var v map[string]any
+	if err := yamlUnmarshal(vals, &v); err != nil {
+		t.Fatal(err)
+	}
+	_, err := install(t, releaseName, v)
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("helm install with %s: error %v, want one naming %q", vals, err, want)
 	}
 }
 

@@ -1,7 +1,6 @@
 package deploytest
 
 import (
-	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -69,16 +68,7 @@ func TestHTTPRoute(t *testing.T) {
 			"parentRef without a name": {"httpRoute: {parentRefs: [{namespace: x}]}", "missing property 'name'"},
 			"bad hostname":             {"httpRoute: {hostnames: [API.Example.com]}", "/httpRoute/hostnames/0"},
 		} {
-			t.Run(name, func(t *testing.T) {
-				var v map[string]any
-				if err := yamlUnmarshal(tc.vals, &v); err != nil {
-					t.Fatal(err)
-				}
-				_, err := install(t, releaseName, v)
-				if err == nil || !strings.Contains(err.Error(), tc.want) {
-					t.Errorf("helm install with %s: error %v, want one naming %q", tc.vals, err, tc.want)
-				}
-			})
+			t.Run(name, func(t *testing.T) { wantInstallError(t, tc.vals, tc.want) })
 		}
 	})
 }

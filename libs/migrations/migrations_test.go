@@ -2,9 +2,14 @@ package migrations_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"testing/fstest"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/eventreg/eventreg/libs/migrations"
 	"github.com/eventreg/eventreg/libs/pgdb"
@@ -20,17 +25,24 @@ var files = fstest.MapFS{
 	"sql/0002_more.down.sql":   {Data: []byte("ALTER TABLE things DROP COLUMN name;")},
 }
 
-func TestUpStatusDownAndReadiness(t *testing.T) {
+// newDatabase returns a throwaway database and a pool on it.
+func newDatabase(t *testing.T) (string, *pgxpool.Pool) {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("needs PostgreSQL")
 	}
 	dsn := testkit.NewDatabase(t)
-	ctx := context.Background()
-	pool, err := pgdb.Open(ctx, dsn)
+	pool, err := pgdb.Open(context.Background(), dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer pool.Close()
+	t.Cleanup(pool.Close)
+	return dsn, pool
+}
+
+func TestUpStatusDownAndReadiness(t *testing.T) {
+	dsn, pool := newDatabase(t)
+	ctx := context.Background()
 	set := migrations.New(files, "sql")
 
 	if err := set.Check(pool)(ctx); err == nil {
@@ -68,16 +80,8 @@ func TestUpStatusDownAndReadiness(t *testing.T) {
 // (unless it declares it runs on it) or a dirty one, and `force` repairs a
 // dirty state.
 func TestReadinessFollowsSchemaCompatibility(t *testing.T) {
-	if testing.Short() {
-		t.Skip("needs PostgreSQL")
-	}
-	dsn := testkit.NewDatabase(t)
+	dsn, pool := newDatabase(t)
 	ctx := context.Background()
-	pool, err := pgdb.Open(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
 	release1 := migrations.New(fstest.MapFS{
 		"sql/0001_things.up.sql":   files["sql/0001_things.up.sql"],
 		"sql/0001_things.down.sql": files["sql/0001_things.down.sql"],
@@ -124,4 +128,37 @@ func TestReadinessFollowsSchemaCompatibility(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// TestEveryFormOfTheServicesDSN: migrate takes what the services' pools
+// take (the keyword form, pool settings) and never echoes a DSN it cannot
+// parse, which may hold a password.
+func TestEveryFormOfTheServicesDSN(t *testing.T) {
+	if err := migrations.New(files, "sql").Up("postgres://u:s3cret@host:notaport/db"); err == nil || strings.Contains(err.Error(), "s3cret") {
+		t.Fatalf("a bad DSN: %v", err)
+	}
+	if testing.Short() {
+		t.Skip("needs PostgreSQL")
+	}
+	dsn := testkit.NewDatabase(t)
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyword := fmt.Sprintf("host=%s port=%d user=%s dbname=%s sslmode=disable pool_max_conns=2", cfg.Host, cfg.Port, cfg.User, cfg.Database)
+	if cfg.Password != "" {
+		keyword += " password=" + cfg.Password
+	}
+	set := migrations.New(files, "sql")
+	if err := set.Up(keyword); err != nil {
+		t.Fatalf("keyword form with pool_max_conns: %v", err)
+	}
+	pool, err := pgdb.Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	if st, err := set.Status(context.Background(), pool); err != nil || !st.Current() {
+		t.Fatalf("status after up: %+v %v", st, err)
+	}
 }

@@ -28,7 +28,10 @@ func TestMigrateStatusNamesWhatToDo(t *testing.T) {
 func TestMigrateForceRefusesBadVersions(t *testing.T) {
 	set := migrations.New(fstest.MapFS{"0001_a.up.sql": {Data: []byte("SELECT 1")}, "0001_a.down.sql": {Data: []byte("SELECT 1")}}, ".")
 	for _, arg := range []string{"x", "2", "1.5", ""} {
-		cmd := MigrateCommand(set, func() (DatabaseConfig, error) { t.Fatal("loaded the configuration for a bad VERSION"); return DatabaseConfig{}, nil })
+		cmd := MigrateCommand(set, func() (DatabaseConfig, error) {
+			t.Fatal("loaded the configuration for a bad VERSION")
+			return DatabaseConfig{}, nil
+		})
 		cmd.SetArgs([]string{"force", "--", arg})
 		cmd.SilenceErrors, cmd.SilenceUsage = true, true
 		if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), "VERSION") {

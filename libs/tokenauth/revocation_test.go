@@ -20,6 +20,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/lestrrat-go/jwx/v2/jwk"
 
+	"github.com/eventreg/eventreg/libs/testkit"
 	"github.com/eventreg/eventreg/libs/tokenauth"
 )
 
@@ -251,7 +252,7 @@ func TestRevocationFeed(t *testing.T) {
 	t.Run("a failing feed is logged once a minute and readiness does not depend on it", func(t *testing.T) {
 		f := newFeedServer(t)
 		f.breakWith(func(w http.ResponseWriter) { w.WriteHeader(http.StatusBadGateway) })
-		var logs syncBuffer
+		var logs testkit.SyncBuffer
 		v := startWithFeed(t, ks, f, tokenauth.Config{Log: slog.New(slog.NewJSONHandler(&logs, nil))})
 		for range 5 {
 			f.polled(t)
@@ -292,18 +293,6 @@ func TestRevocationsURLMustBeHTTP(t *testing.T) {
 		}
 	}
 }
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 // BenchmarkValidateCachedWithRevocations is the hot path with a feed of
 // 10,000 revoked jtis held: it must not allocate.

@@ -184,7 +184,7 @@ type Server struct {
 	Users       *UsersDouble
 	App         *server.App
 	Clients     *client.Service
-	Logs        *SyncBuffer
+	Logs        *testkit.SyncBuffer
 	cancel      context.CancelFunc
 }
 
@@ -195,21 +195,6 @@ type Options struct {
 	// Users of the double (default Alice and Bob).
 	Users []User
 }
-
-// SyncBuffer is a goroutine-safe log sink.
-type SyncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *SyncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-// String returns what was written.
-func (s *SyncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 // Start runs the auth service for t with the demo clients imported.
 func Start(t testing.TB, opts Options) *Server {
@@ -251,7 +236,7 @@ func Start(t testing.TB, opts Options) *Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &SyncBuffer{}
+	logs := &testkit.SyncBuffer{}
 	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	ctx, cancel := context.WithCancel(context.Background())
 	pool, err := pgdb.Open(ctx, dsn)

@@ -1,7 +1,6 @@
 package httpapi_test
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -87,24 +86,7 @@ type env struct {
 	public    string
 	internal  string
 	validator *apispec.Validator
-	logs      *syncBuffer
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+	logs      *testkit.SyncBuffer
 }
 
 type envOptions struct {
@@ -131,7 +113,7 @@ func newEnv(t *testing.T, opts envOptions) *env {
 		pool, _ = usertest.NewPool(t)
 		usertest.LoadDemo(t, pool)
 	}
-	e := &env{pool: pool, keys: &keys{srv: tokentest.New(t)}, logs: &syncBuffer{}}
+	e := &env{pool: pool, keys: &keys{srv: tokentest.New(t)}, logs: &testkit.SyncBuffer{}}
 	if opts.volunteersURL == "" {
 		opts.volunteersURL = newVolunteers(t).srv.URL
 	}
