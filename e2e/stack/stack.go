@@ -98,6 +98,11 @@ type Stack struct {
 	nginxDone  chan struct{}
 	databases  []string
 	httpClient *http.Client
+
+	// nginxTmpl and nginxData rendered the gateway's configuration; kept so
+	// RouteUpstream can render it again with other upstream servers.
+	nginxTmpl *template.Template
+	nginxData map[string]any
 }
 
 // FindRoot walks up from the working directory to the directory holding go.work.
@@ -615,6 +620,7 @@ func (s *Stack) startNginx(ctx context.Context, httpPort, tlsPort int) error {
 	if err := os.WriteFile(confPath, conf.Bytes(), 0o644); err != nil {
 		return err
 	}
+	s.nginxTmpl, s.nginxData = tmpl, data
 	errLog := filepath.Join(prefix, "error.log")
 	cmd := exec.Command(nginx, "-p", prefix, "-c", confPath, "-e", errLog)
 	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard

@@ -18,6 +18,9 @@ type Options struct {
 	Fixture string
 	// Env is extra environment for every service.
 	Env map[string]string
+	// AdminDatabaseURL is the PostgreSQL server for the services' databases
+	// (default: testkit.AdminURL()), e.g. a primary and its standby.
+	AdminDatabaseURL string
 }
 
 var (
@@ -59,7 +62,8 @@ func Start(t testing.TB, opts Options) *Stack {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	s, err := Launch(ctx, Config{Root: root, Dir: dir, Fixture: fixture, Env: opts.Env, RecreateDatabases: true})
+	s, err := Launch(ctx, Config{Root: root, Dir: dir, Fixture: fixture, Env: opts.Env, RecreateDatabases: true,
+		AdminDatabaseURL: opts.AdminDatabaseURL})
 	if err != nil {
 		t.Fatalf("starting the stack: %v", err)
 	}

@@ -10,10 +10,11 @@ import (
 	"strings"
 
 	"github.com/golang-migrate/migrate/v4"
-	_ "github.com/golang-migrate/migrate/v4/database/pgx/v5" // registers pgx5://
+	pgx5 "github.com/golang-migrate/migrate/v4/database/pgx/v5"
 	"github.com/golang-migrate/migrate/v4/source/iofs"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
 )
 
 // Set is one service's migrations: files NNNN_name.up.sql / .down.sql in dir of fsys.
@@ -49,18 +50,43 @@ func (s Status) Current() bool { return !s.Dirty && s.Version == s.Latest }
 // the previous release working (expand, then contract a release later), so
 // during an upgrade the running replicas stay ready once the new release's
 // migrations are applied.
-func (s Status) Serves() bool { return !s.Dirty && s.Version >= s.Oldest }
+//
+// A dirty schema (a migration running, or failed half-way) stops the binary
+// only when the dirty version is one of its own: a newer release's migration
+// in progress does not take the running release out of service.
+func (s Status) Serves() bool { return s.Version >= s.Oldest && (!s.Dirty || s.Ahead()) }
 
 // Ahead reports whether the schema is newer than the binary's migrations.
 func (s Status) Ahead() bool { return s.Version > s.Latest }
 
+// open connects golang-migrate through a connection pgx configured from
+// dsn, so that every form the services' pools take works here too: the URL
+// and the keyword form, several hosts with target_session_attrs (the
+// primary of a primary and its standbys). golang-migrate's own pgx5:// URL
+// takes neither the keyword form nor pool settings.
 func (s Set) open(dsn string) (*migrate.Migrate, error) {
+	// pgxpool's parser, as the services' pools use: it also takes (and
+	// drops) pool_* settings.
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, errors.New("parsing DATABASE_URL: invalid connection string (value not shown)")
+	}
 	src, err := iofs.New(s.fsys, s.dir)
 	if err != nil {
 		return nil, fmt.Errorf("reading embedded migrations: %w", err)
 	}
-	m, err := migrate.NewWithSourceInstance("iofs", src, toMigrateURL(dsn))
+	db := stdlib.OpenDB(*cfg.ConnConfig)
+	// The database name as golang-migrate's URL form gave it (the URL's
+	// path): it keys the advisory lock that serializes concurrent runs, so
+	// it must match what earlier releases' migrate took.
+	driver, err := pgx5.WithInstance(db, &pgx5.Config{DatabaseName: "/" + cfg.ConnConfig.Database})
 	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("connecting for migrations: %w", err)
+	}
+	m, err := migrate.NewWithInstance("iofs", src, "pgx5", driver)
+	if err != nil {
+		driver.Close()
 		return nil, fmt.Errorf("connecting for migrations: %w", err)
 	}
 	return m, nil
@@ -142,7 +168,7 @@ func (s Set) Check(pool *pgxpool.Pool) func(context.Context) error {
 			return err
 		}
 		switch {
-		case st.Dirty:
+		case st.Dirty && !st.Ahead():
 			return fmt.Errorf("migration %d failed half-way (dirty): repair it, then `migrate force`", st.Version)
 		case !st.Serves():
 			return fmt.Errorf("schema at version %d, older than this binary needs (%d): run `migrate up`", st.Version, st.Oldest)
@@ -164,14 +190,4 @@ func (s Set) Force(dsn string, version int) error {
 		return fmt.Errorf("forcing version %d: %w", version, err)
 	}
 	return nil
-}
-
-// toMigrateURL turns a postgres:// DSN into golang-migrate's pgx5:// form.
-func toMigrateURL(dsn string) string {
-	for _, p := range []string{"postgres://", "postgresql://"} {
-		if strings.HasPrefix(dsn, p) {
-			return "pgx5://" + strings.TrimPrefix(dsn, p)
-		}
-	}
-	return dsn
 }

@@ -134,38 +134,74 @@ func StartPostgres(ctx context.Context, dir string, port int) (*Process, string,
 	if err != nil {
 		return nil, "", err
 	}
-	var cred *syscall.Credential
-	if os.Geteuid() == 0 {
-		uid, gid, ok := lookupUser("postgres")
-		if !ok {
-			return nil, "", errors.New("running as root needs an OS user named postgres to run a throwaway PostgreSQL")
-		}
-		cred = &syscall.Credential{Uid: uid, Gid: gid}
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return nil, "", err
-		}
-		if err := os.Chown(dir, int(uid), int(gid)); err != nil {
-			return nil, "", err
-		}
-		// The postgres user must be able to reach dir through private temp dirs.
-		for d := filepath.Dir(dir); d != "/" && d != "."; d = filepath.Dir(d) {
-			if st, err := os.Stat(d); err == nil && st.Mode().Perm()&0o001 == 0 {
-				_ = os.Chmod(d, st.Mode().Perm()|0o011)
-			}
-		}
+	cred, err := postgresDataDir(dir)
+	if err != nil {
+		return nil, "", err
 	}
 	if _, err := os.Stat(filepath.Join(dir, "PG_VERSION")); err != nil {
-		initdb := exec.CommandContext(ctx, filepath.Join(bin, "initdb"), "-D", dir, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync")
-		initdb.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
-		if out, err := initdb.CombinedOutput(); err != nil {
-			return nil, "", fmt.Errorf("initdb: %v: %s", err, out)
+		if err := initdb(ctx, bin, dir, cred); err != nil {
+			return nil, "", err
 		}
 	}
-	cmd := exec.Command(filepath.Join(bin, "postgres"), "-D", dir, "-p", strconv.Itoa(port), "-h", "127.0.0.1", "-k", dir,
-		"-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off", "-c", "max_connections=300",
-		"-c", "shared_buffers=256MB")
+	logPath := filepath.Join(os.TempDir(), fmt.Sprintf("eventreg-postgres-%d.log", port))
+	p, dsn, err := startPostmaster(ctx, bin, dir, port, cred, logPath,
+		"fsync=off", "synchronous_commit=off", "full_page_writes=off", "max_connections=300", "shared_buffers=256MB")
+	if err != nil {
+		return nil, "", err
+	}
+	return p, dsn, nil
+}
+
+// postgresDataDir prepares dir for a cluster: running as root, it is made
+// and handed to the "postgres" OS user, whose credential is returned for
+// running the server programs (nil when not root).
+func postgresDataDir(dir string) (*syscall.Credential, error) {
+	if os.Geteuid() != 0 {
+		return nil, nil
+	}
+	uid, gid, ok := lookupUser("postgres")
+	if !ok {
+		return nil, errors.New("running as root needs an OS user named postgres to run a throwaway PostgreSQL")
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	if err := os.Chown(dir, int(uid), int(gid)); err != nil {
+		return nil, err
+	}
+	// The postgres user must be able to reach dir through private temp dirs.
+	for d := filepath.Dir(dir); d != "/" && d != "."; d = filepath.Dir(d) {
+		if st, err := os.Stat(d); err == nil && st.Mode().Perm()&0o001 == 0 {
+			_ = os.Chmod(d, st.Mode().Perm()|0o011)
+		}
+	}
+	return &syscall.Credential{Uid: uid, Gid: gid}, nil
+}
+
+// postgresCommand runs one of PostgreSQL's programs as cred.
+func postgresCommand(ctx context.Context, bin string, cred *syscall.Credential, program string, args ...string) error {
+	cmd := exec.CommandContext(ctx, filepath.Join(bin, program), args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("%s: %v: %s", program, err, out)
+	}
+	return nil
+}
+
+func initdb(ctx context.Context, bin, dir string, cred *syscall.Credential) error {
+	return postgresCommand(ctx, bin, cred, "initdb", "-D", dir, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync")
+}
+
+// startPostmaster starts the server of dir on 127.0.0.1:port with settings
+// (name=value) and waits until it accepts sessions.
+func startPostmaster(ctx context.Context, bin, dir string, port int, cred *syscall.Credential, logPath string, settings ...string) (*Process, string, error) {
+	args := []string{"-D", dir, "-p", strconv.Itoa(port), "-h", "127.0.0.1", "-k", dir}
+	for _, s := range settings {
+		args = append(args, "-c", s)
+	}
+	cmd := exec.Command(filepath.Join(bin, "postgres"), args...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Pdeathsig: syscall.SIGQUIT, Setpgid: true}
-	logf, _ := os.Create(filepath.Join(os.TempDir(), fmt.Sprintf("eventreg-postgres-%d.log", port)))
+	logf, _ := os.Create(logPath)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	p, err := startProcess(cmd, syscall.SIGINT)
 	if err != nil {
@@ -174,7 +210,7 @@ func StartPostgres(ctx context.Context, dir string, port int) (*Process, string,
 	dsn := fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", port)
 	if err := Poll(ctx, 30*time.Second, func(ctx context.Context) error { return pingPostgres(ctx, dsn) }); err != nil {
 		p.Stop()
-		return nil, "", fmt.Errorf("postgres did not come up (log: %s): %w", logf.Name(), err)
+		return nil, "", fmt.Errorf("postgres did not come up (log: %s): %w", logPath, err)
 	}
 	return p, dsn, nil
 }

@@ -374,7 +374,9 @@ type revocationJSON struct {
 
 func revokeKeyCommand() *cobra.Command {
 	cmd := &cobra.Command{Use: "revoke KID", Args: cobra.ExactArgs(1),
-		Short: "Revoke a signing key at once (it leaked): never published nor signing again; a new key signs in its place if it was signing"}
+		Short: "Revoke a signing key at once (it leaked): never published nor signing again; a new key signs in its place if it was signing",
+		Long: "Revoke a signing key at once (it leaked): never published nor signing again; a new key signs in its place if it was signing.\n" +
+			"A kid may start with '-': put it after '--', as in `auth keys revoke -o json -- -AbC...`."}
 	out := outputFlag(cmd)
 	cmd.RunE = checked(out, func(cmd *cobra.Command, args []string) error {
 		return withKeys(cmd.Context(), func(m *signing.Manager, _ *keydb.Store, cfg keysConfig) error {

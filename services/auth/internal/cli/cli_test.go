@@ -220,7 +220,8 @@ func TestKeysRevoke(t *testing.T) {
 	}
 	revoke := func(t *testing.T, kid string) revocation {
 		t.Helper()
-		out := must(t, "keys", "revoke", kid, "-o", "json")
+		out := must(t, "keys", "revoke", "-o", "json", "--", kid) // a kid may start with '-'
+
 		var r revocation
 		if err := json.Unmarshal([]byte(out), &r); err != nil || r.Kid != kid || r.RevokedAt.IsZero() {
 			t.Fatalf("%s", out)
@@ -268,14 +269,14 @@ func TestKeysRevoke(t *testing.T) {
 		})
 	})
 	t.Run("revoking a revoked key again is refused", func(t *testing.T) {
-		if _, err := run(t, "keys", "revoke", pending.Kid); err == nil || !strings.Contains(err.Error(), "already revoked") {
+		if _, err := run(t, "keys", "revoke", "--", pending.Kid); err == nil || !strings.Contains(err.Error(), "already revoked") {
 			t.Fatalf("%v", err)
 		}
 	})
 	t.Run("text output says what happens and when", func(t *testing.T) {
 		var k struct{ Kid string }
 		_ = json.Unmarshal([]byte(must(t, "keys", "rotate", "-o", "json")), &k)
-		out := must(t, "keys", "revoke", k.Kid)
+		out := must(t, "keys", "revoke", "--", k.Kid)
 		if !strings.Contains(out, "key "+k.Kid+" revoked") || !strings.Contains(out, "KEY_REFRESH_INTERVAL") || strings.Contains(out, "new key") {
 			t.Fatalf("%s", out)
 		}
