@@ -43,8 +43,7 @@ func Open(rawURL string, cluster bool) (redis.UniversalClient, error) {
 		if err != nil {
 			return nil, errURL
 		}
-		opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout, opts.PoolTimeout = dialTimeout, readTimeout, writeTimeout, poolTimeout
-		opts.MaxRetries = 1
+		bound(&opts.DialTimeout, &opts.ReadTimeout, &opts.WriteTimeout, &opts.PoolTimeout, &opts.MaxRetries)
 		// go-redis re-reads the slot map on MOVED, not when a master stops
 		// answering: after a failover it would keep dialing the dead master
 		// for its default 60 s. One CLUSTER SLOTS a second bounds that.
@@ -55,22 +54,25 @@ func Open(rawURL string, cluster bool) (redis.UniversalClient, error) {
 		if err != nil {
 			return nil, errURL
 		}
-		opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout, opts.PoolTimeout = dialTimeout, readTimeout, writeTimeout, poolTimeout
-		opts.MaxRetries = 1
+		bound(&opts.DialTimeout, &opts.ReadTimeout, &opts.WriteTimeout, &opts.PoolTimeout, &opts.MaxRetries)
 		client = redis.NewFailoverClient(opts)
 	default:
 		opts, err := redis.ParseURL(rawURL)
 		if err != nil {
 			return nil, errURL
 		}
-		opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout, opts.PoolTimeout = dialTimeout, readTimeout, writeTimeout, poolTimeout
-		opts.MaxRetries = 1
+		bound(&opts.DialTimeout, &opts.ReadTimeout, &opts.WriteTimeout, &opts.PoolTimeout, &opts.MaxRetries)
 		client = redis.NewClient(opts)
 	}
 	if err := redisotel.InstrumentTracing(client, redisotel.WithDBStatement(false)); err != nil {
 		return nil, fmt.Errorf("instrumenting redis: %w", err)
 	}
 	return client, nil
+}
+
+// bound sets the timeouts and retries every client has, whichever kind.
+func bound(dial, read, write, pool *time.Duration, retries *int) {
+	*dial, *read, *write, *pool, *retries = dialTimeout, readTimeout, writeTimeout, poolTimeout, 1
 }
 
 // isFailover reports whether url is go-redis's Sentinel form (it names master_name).
