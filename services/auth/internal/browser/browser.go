@@ -58,7 +58,6 @@ type Deps struct {
 	Sessions *session.Store
 	Codes    *authcode.Store
 	Refresh  *refreshtoken.Store
-	Denylist *refreshtoken.Denylist
 	// Sign-in attempts are counted before the password is checked. Over
 	// AccountAddressFailures (per account and client address) or
 	// AddressFailures (per client address) sign-in is refused for a while;
@@ -458,7 +457,7 @@ type attempt struct {
 // nothing stays counted), and whether a failure should be answered slowly.
 func (h *Handler) countAttempt(ctx context.Context, account, address string) (counted []attempt, wait time.Duration, slow bool, err error) {
 	for _, a := range []attempt{{h.AccountAddressFailures, address + "|" + account}, {h.AddressFailures, address}} {
-		w, remaining, err := a.f.Attempt(ctx, a.key)
+		w, remaining, err := a.f.Count(ctx, a.key)
 		if err != nil || w > 0 {
 			h.refund(ctx, counted)
 			return nil, w, false, err
@@ -468,7 +467,7 @@ func (h *Handler) countAttempt(ctx context.Context, account, address string) (co
 	}
 	// Per account from any address: over the limit only slows the answer.
 	a := attempt{h.AccountFailures, account}
-	w, remaining, err := a.f.Attempt(ctx, a.key)
+	w, remaining, err := a.f.Count(ctx, a.key)
 	if err != nil {
 		h.refund(ctx, counted)
 		return nil, 0, false, err
@@ -614,11 +613,7 @@ func (h *Handler) revokeApp(c *gin.Context) {
 		h.unavailable(c)
 		return
 	}
-	jtis, err := h.Refresh.RevokeUserClient(ctx, sess.UserID, id)
-	if err == nil {
-		err = h.Denylist.Add(ctx, jtis...)
-	}
-	if err != nil {
+	if err := h.Refresh.RevokeUserClient(ctx, sess.UserID, id); err != nil {
 		h.log.WarnContext(ctx, "revoking tokens failed", "error", err.Error())
 		h.unavailable(c)
 		return

@@ -53,10 +53,7 @@ func (h *Handler) revocations(c *gin.Context) {
 		apierror.Abort(c, apierror.Unavailable("The token store"))
 		return
 	}
-	out := authapi.Revocations{Next: next, More: more, Revoked: make([]authapi.Revocation, len(entries))}
-	for i, e := range entries {
-		out.Revoked[i] = authapi.Revocation(e)
-	}
+	out := authapi.Revocations{Next: next, More: more, Revoked: entries}
 	c.Header("Cache-Control", "no-store")
 	c.JSON(http.StatusOK, out)
 }

@@ -123,7 +123,7 @@ func (h *Handler) authenticate(c *gin.Context, p params) (client.Client, bool) {
 		h.fail(c, tooMany(wait))
 		return client.Client{}, false
 	}
-	wait, _, rerr := h.ClientFailures.Fail(c.Request.Context(), limitKey)
+	wait, _, rerr := h.ClientFailures.Count(c.Request.Context(), limitKey)
 	if rerr != nil {
 		h.Log.WarnContext(c.Request.Context(), "counting a client-authentication failure failed", "error", rerr.Error())
 	}

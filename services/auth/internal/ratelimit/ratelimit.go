@@ -46,9 +46,12 @@ func (f *Failures) Blocked(key string) (time.Duration, bool) {
 	return left, true
 }
 
-// Fail counts one failure of key. It returns the wait when key is now over
-// the limit, and how many failures remain otherwise.
-func (f *Failures) Fail(ctx context.Context, key string) (wait time.Duration, remaining int, err error) {
+// Count counts one failure, or one attempt before it is made, of key,
+// atomically in Redis: of any number of parallel attempts at most the
+// allowance pass. It returns the wait when key is now over the limit, and
+// how many remain otherwise. An attempt that turns out to succeed is given
+// back with Refund.
+func (f *Failures) Count(ctx context.Context, key string) (wait time.Duration, remaining int, err error) {
 	res, err := f.limiter.Allow(ctx, f.prefix+key, f.limit)
 	if err != nil {
 		return 0, 0, fmt.Errorf("counting failure: %w", err)
@@ -59,13 +62,6 @@ func (f *Failures) Fail(ctx context.Context, key string) (wait time.Duration, re
 		return wait, 0, nil
 	}
 	return 0, res.Remaining, nil
-}
-
-// Attempt counts one attempt of key before it is made, atomically in Redis:
-// of any number of parallel attempts at most the allowance pass. It answers
-// as Fail does; an attempt that turns out to succeed is given back with Refund.
-func (f *Failures) Attempt(ctx context.Context, key string) (wait time.Duration, remaining int, err error) {
-	return f.Fail(ctx, key)
 }
 
 // refund gives back one counted attempt. redis_rate's AllowN with n = -1
@@ -91,7 +87,7 @@ end
 return 1
 `)
 
-// Refund gives back one attempt of key counted by Attempt (the attempt
+// Refund gives back one attempt of key counted by Count (the attempt
 // succeeded, so it was no failure).
 func (f *Failures) Refund(ctx context.Context, key string) error {
 	interval := f.limit.Period.Seconds() / float64(f.limit.Rate)

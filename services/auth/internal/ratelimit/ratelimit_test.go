@@ -36,7 +36,7 @@ func TestAttempt(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				wait, _, err := f.Attempt(ctx, "k")
+				wait, _, err := f.Count(ctx, "k")
 				if err != nil {
 					t.Error(err)
 					return
@@ -59,28 +59,28 @@ func TestAttempt(t *testing.T) {
 	t.Run("a refund gives back exactly one attempt, the last one included", func(t *testing.T) {
 		f := newFailures(t, 3)
 		// One attempt, refunded: the allowance is whole again.
-		if wait, _, err := f.Attempt(ctx, "k"); err != nil || wait != 0 {
+		if wait, _, err := f.Count(ctx, "k"); err != nil || wait != 0 {
 			t.Fatal(wait, err)
 		}
 		if err := f.Refund(ctx, "k"); err != nil {
 			t.Fatal(err)
 		}
 		for i := 0; i < 3; i++ {
-			if wait, _, err := f.Attempt(ctx, "k"); err != nil || wait != 0 {
+			if wait, _, err := f.Count(ctx, "k"); err != nil || wait != 0 {
 				t.Fatalf("attempt %d after the refund: wait %v, %v", i+1, wait, err)
 			}
 		}
-		if wait, _, _ := f.Attempt(ctx, "k"); wait == 0 {
+		if wait, _, _ := f.Count(ctx, "k"); wait == 0 {
 			t.Fatal("a fourth attempt passed: the refund gave back more than one")
 		}
 		// Over the limit: a refund makes room for exactly one more.
 		if err := f.Refund(ctx, "k"); err != nil {
 			t.Fatal(err)
 		}
-		if wait, remaining, _ := f.Attempt(ctx, "k"); wait != 0 || remaining != 0 {
+		if wait, remaining, _ := f.Count(ctx, "k"); wait != 0 || remaining != 0 {
 			t.Fatalf("after a refund at the limit: wait %v, remaining %d", wait, remaining)
 		}
-		if wait, _, _ := f.Attempt(ctx, "k"); wait == 0 {
+		if wait, _, _ := f.Count(ctx, "k"); wait == 0 {
 			t.Fatal("two attempts passed after one refund")
 		}
 	})
@@ -89,7 +89,7 @@ func TestAttempt(t *testing.T) {
 		if err := f.Refund(ctx, "never"); err != nil {
 			t.Fatal(err)
 		}
-		if wait, _, _ := f.Attempt(ctx, "never"); wait != 0 {
+		if wait, _, _ := f.Count(ctx, "never"); wait != 0 {
 			t.Fatal("refused")
 		}
 	})

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/eventreg/eventreg/libs/authapi"
 )
 
 // Denylist remembers revoked access tokens until they expire: single tokens
@@ -42,14 +44,6 @@ const (
 	// feedPrune is the most expired entries one Add removes from the front.
 	feedPrune = 200
 )
-
-// Entry is one revocation: JTI or SID is set; Expiry is when the last token
-// it names has expired everywhere.
-type Entry struct {
-	JTI    string `json:"jti,omitempty"`
-	SID    string `json:"sid,omitempty"`
-	Expiry int64  `json:"exp"`
-}
 
 var addFeed = redis.NewScript(`
 local now = tonumber(ARGV[1])
@@ -129,14 +123,14 @@ return r
 // FeedPage of them), the number to ask after next time, and whether the page
 // was full (more may follow at once). A number above the newest one (the
 // feed was lost with its Redis) starts from the beginning.
-func (d *Denylist) Feed(ctx context.Context, after int64) (next int64, entries []Entry, more bool, err error) {
+func (d *Denylist) Feed(ctx context.Context, after int64) (next int64, entries []authapi.Revocation, more bool, err error) {
 	res, err := readFeed.Run(ctx, d.rdb, []string{feedKey, seqKey}, after, FeedPage).StringSlice()
 	if err != nil {
 		return 0, nil, false, fmt.Errorf("reading the revocation feed: %w", err)
 	}
 	next, _ = strconv.ParseInt(res[0], 10, 64)
 	now := time.Now().Add(-skew).Unix()
-	entries = []Entry{}
+	entries = []authapi.Revocation{}
 	for i := 1; i+1 < len(res); i += 2 {
 		seq, _ := strconv.ParseInt(res[i+1], 10, 64)
 		next = seq
@@ -148,9 +142,9 @@ func (d *Denylist) Feed(ctx context.Context, after int64) (next int64, entries [
 		}
 		switch kind {
 		case "j":
-			entries = append(entries, Entry{JTI: id, Expiry: exp})
+			entries = append(entries, authapi.Revocation{JTI: id, Expiry: exp})
 		case "s":
-			entries = append(entries, Entry{SID: id, Expiry: exp})
+			entries = append(entries, authapi.Revocation{SID: id, Expiry: exp})
 		}
 	}
 	return next, entries, (len(res)-1)/2 >= FeedPage, nil

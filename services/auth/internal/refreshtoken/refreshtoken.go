@@ -264,11 +264,10 @@ func (s *Store) RevokeFamily(ctx context.Context, id string) error {
 func FamilyOfToken(token string) (string, bool) { return familyOf(token) }
 
 // RevokeUserClient revokes every family of userID with clientID, and their
-// access tokens. It returns nothing to add to the denylist (kept for the
-// callers that add returned jtis).
-func (s *Store) RevokeUserClient(ctx context.Context, userID, clientID int64) ([]string, error) {
+// access tokens.
+func (s *Store) RevokeUserClient(ctx context.Context, userID, clientID int64) error {
 	_, err := s.revokeWhere(ctx, userID, clientID, func(Family) bool { return true })
-	return nil, err
+	return err
 }
 
 // RevokeUser revokes the families of userID (with any client) for which
