@@ -257,7 +257,7 @@ func (l *upgradeLoad) read(s *stack.Stack, token, method, path, body string) (re
 	}
 	resp, err := s.HTTPClient().Do(req)
 	if err != nil {
-		if reused && !answered && (errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET)) {
+		if reused && !answered && closedBeforeAnswer(err) {
 			l.resent.Add(1)
 			return send(s, method, path, token, contentTypeOf(body), body)
 		}
@@ -266,6 +266,16 @@ func (l *upgradeLoad) read(s *stack.Stack, token, method, path, body string) (re
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	return reply{status: resp.StatusCode, body: string(b)}, err
+}
+
+// closedBeforeAnswer reports the errors Go's transport gives for a request
+// written on a kept-alive connection the peer closed: a bare EOF or reset, or
+// its own "server closed idle connection" (unexported, so matched by text),
+// which it returns when it sees the close before writing and cannot resend a
+// POST by itself.
+func closedBeforeAnswer(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) ||
+		strings.Contains(err.Error(), "server closed idle connection")
 }
 
 // hold keeps the current phase under load for at least d and 100 requests

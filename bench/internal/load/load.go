@@ -12,9 +12,10 @@ import (
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 )
 
-// Spec is one load run: a Request that wrk sends (decision 0055), or a
-// Targeter that vegeta's attacker sends (requests built from earlier
-// answers: single-use codes, rotated refresh tokens).
+// Spec is one load run: a Request that wrk sends, or a Targeter that
+// vegeta's attacker sends (requests built from earlier answers: single-use
+// codes, rotated refresh tokens); docs/performance.md, "How it measures",
+// says why.
 type Spec struct {
 	Name        string
 	Concurrency int

@@ -25,9 +25,9 @@ import (
 )
 
 // Request is the shape of every request of a stateless load, which wrk sends
-// (decision 0055): the same method, headers and body each time, a fixed path
-// or a path ending in a random id, and each request carrying the next of
-// Authorizations.
+// (docs/performance.md, "How it measures"): the same method, headers and
+// body each time, a fixed path or a path ending in a random id, and each
+// request carrying the next of Authorizations.
 type Request struct {
 	Base   string // scheme://host:port of the system under test
 	Method string
