@@ -41,27 +41,8 @@ func readRepoFile(t testing.TB, rel string) string {
 	return string(b)
 }
 
-// sharedSpecDir finds shared/spec by walking up from the working directory: it
-// is beside the clone (../shared from the repository root) in CI and here.
-func sharedSpecDir(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatalf("getwd: %v", err)
-	}
-	for {
-		cand := filepath.Join(dir, "shared", "spec")
-		if _, err := os.Stat(filepath.Join(cand, "endpoints.json")); err == nil {
-			return cand
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("shared/spec/endpoints.json not found in any parent directory of the working directory; " +
-				"put the shared/ checkout beside the repository (../shared) to run the route-table tests")
-		}
-		dir = parent
-	}
-}
+// endpointsFile is the project's route table (libs/apispec/endpoints.json).
+const endpointsFile = "../../libs/apispec/endpoints.json"
 
 // checkGolden compares got with the file at path, or rewrites it under -update.
 func checkGolden(t *testing.T, path, got string) {

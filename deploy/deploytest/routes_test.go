@@ -3,7 +3,6 @@ package deploytest
 import (
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -20,7 +19,7 @@ type endpoint struct {
 
 func readEndpoints(t *testing.T) []endpoint {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(sharedSpecDir(t), "endpoints.json"))
+	b, err := os.ReadFile(endpointsFile)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -42,6 +42,7 @@ func run(ctx context.Context, args []string) error {
 	fresh := fs.Bool("fresh", false, "drop the benchmark databases and generate the data sets again")
 	pg := fs.Bool("pgbench", true, "measure the pgbench -S baseline")
 	micro := fs.Bool("micro", true, "run the hot-path micro-benchmarks (go test -bench)")
+	webhooks := fs.Bool("webhooks", true, "measure webhook delivery after the scenarios: a burst drained, and single changes' latency")
 	out := fs.String("out", "bench/results", "directory of the written reports (relative to the repository root)")
 	state := fs.String("state", ".run/bench", "directory kept between runs: binaries, logs, Redis data, secrets (relative to the root)")
 	logLevel := fs.String("log-level", "info", "LOG_LEVEL of the services")
@@ -81,7 +82,7 @@ func run(ctx context.Context, args []string) error {
 	}
 
 	rep, err := suite.Run(ctx, suite.Options{Root: root, StateDir: abs(root, *state), Scale: scale, Duration: *duration, Warmup: *warmup,
-		Concurrency: levels, Filter: re, Fresh: *fresh, PgBench: *pg, Micro: *micro, LogLevel: *logLevel, Profile: *profile, Env: env, Progress: os.Stdout})
+		Concurrency: levels, Filter: re, Fresh: *fresh, PgBench: *pg, Micro: *micro, Webhooks: *webhooks, LogLevel: *logLevel, Profile: *profile, Env: env, Progress: os.Stdout})
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package dataset
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
@@ -134,4 +135,27 @@ func (st *Store) RoleMemberBeforeLastPage(ctx context.Context, roleID int64, con
 		return total, 0, fmt.Errorf("finding the member of role %d before the last page: %w", roleID, err)
 	}
 	return total, after, nil
+}
+
+// VolunteerRecord is a stored volunteer as a fixture writes it.
+type VolunteerRecord struct {
+	UserID         int64           `json:"userId"`
+	ContactMethods json.RawMessage `json:"contactMethods"`
+	Departments    json.RawMessage `json:"departments"`
+	Options        json.RawMessage `json:"options"`
+}
+
+// Volunteers returns up to n volunteers of convention in user id order, as
+// stored.
+func (st *Store) Volunteers(ctx context.Context, convention string, n int) ([]VolunteerRecord, error) {
+	rows, err := st.volunteers.Query(ctx, `SELECT user_id, contact_methods, departments, options FROM volunteers
+		WHERE convention_id = $1 ORDER BY user_id LIMIT $2`, convention, n)
+	if err != nil {
+		return nil, fmt.Errorf("reading volunteers: %w", err)
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (VolunteerRecord, error) {
+		var v VolunteerRecord
+		err := r.Scan(&v.UserID, &v.ContactMethods, &v.Departments, &v.Options)
+		return v, err
+	})
 }

@@ -26,21 +26,24 @@ const (
 
 // Targets are the issue's figures.
 type Targets struct {
-	TokenRPS          float64 // client credentials at TokenConcurrency
-	TokenP99Millis    float64
-	TokenConcurrency  int
-	ReadShareOfPg     float64 // authenticated reads / pgbench -S tps
-	ValidateCachedNs  float64
-	DepthCostRatio    float64
-	MaxRSSBytes       int64
-	ServicesWithinRSS []string
+	TokenRPS               float64 // client credentials at TokenConcurrency
+	TokenP99Millis         float64
+	TokenConcurrency       int
+	ReadShareOfPg          float64 // authenticated reads / pgbench -S tps
+	ValidateCachedNs       float64
+	DepthCostRatio         float64
+	MaxRSSBytes            int64
+	ServicesWithinRSS      []string
+	WebhookEventsPerSecond float64 // a burst drained to one receiver
+	WebhookP99Millis       float64 // one change at a time, change to receipt
 }
 
 // DefaultTargets are the targets of the performance issue.
 func DefaultTargets() Targets {
 	return Targets{TokenRPS: 5000, TokenP99Millis: 25, TokenConcurrency: 64, ReadShareOfPg: 0.5,
 		ValidateCachedNs: 5000, DepthCostRatio: 1.2, MaxRSSBytes: 100 << 20,
-		ServicesWithinRSS: []string{"auth", "users", "volunteers", "registrations"}}
+		ServicesWithinRSS:      []string{"auth", "users", "volunteers", "registrations"},
+		WebhookEventsPerSecond: 500, WebhookP99Millis: 1000}
 }
 
 func status(ok bool) Status {
@@ -108,6 +111,8 @@ func (r *Report) Evaluate(t Targets) {
 		}
 	}
 
+	r.evaluateWebhooks(t, add)
+
 	// Memory.
 	for _, svc := range t.ServicesWithinRSS {
 		peak, ok := r.PeakRSS[svc]
@@ -141,6 +146,25 @@ func (r *Report) Evaluate(t Targets) {
 		errCheck.Value, errCheck.Status = strings.Join(failing, "; "), Miss
 	}
 	add(errCheck)
+}
+
+// evaluateWebhooks checks the webhook burst rate and single-change latency.
+func (r *Report) evaluateWebhooks(t Targets, add func(Check)) {
+	rate := Check{Name: "webhook events delivered/s (one import's burst)", Target: fmt.Sprintf(">= %.0f/s", t.WebhookEventsPerSecond)}
+	p99 := Check{Name: "webhook p99, change to receipt (one change at a time)", Target: fmt.Sprintf("< %g ms", t.WebhookP99Millis)}
+	switch wh := r.Webhooks; {
+	case wh == nil:
+		rate.Value, rate.Status, p99.Value, p99.Status = "not measured", NotRun, "not measured", NotRun
+	case wh.Error != "":
+		rate.Value, rate.Status, p99.Value, p99.Status = "failed", Miss, "failed", Miss
+	default:
+		rate.Value, rate.Detail = Rate(wh.EventsPerSecond)+"/s", fmt.Sprintf("%d events in %.1f s", wh.BurstEvents, wh.BurstSeconds)
+		rate.Status = status(wh.EventsPerSecond >= t.WebhookEventsPerSecond)
+		p99.Value, p99.Detail = Millis(wh.SingleP99Millis)+" ms", fmt.Sprintf("%d changes, p50 %s ms", wh.SingleEvents, Millis(wh.SingleP50Millis))
+		p99.Status = status(wh.SingleEvents > 0 && wh.SingleP99Millis < t.WebhookP99Millis)
+	}
+	add(rate)
+	add(p99)
 }
 
 // evaluateReads compares GET /api/v0/users/:id with the pgbench baseline:

@@ -21,10 +21,26 @@ type Report struct {
 	Scenarios   []Scenario       `json:"scenarios"`
 	PgBench     []PgBench        `json:"pgbenchBaselines,omitempty"` // one per concurrency level
 	Micro       []Micro          `json:"microBenchmarks,omitempty"`
+	Webhooks    *Webhooks        `json:"webhooks,omitempty"`
 	PeakRSS     map[string]int64 `json:"peakRssBytes"` // VmHWM of each process at the end of the run
 	Checks      []Check          `json:"checks"`
 	Notes       []string         `json:"notes,omitempty"`
 	GitRevision string           `json:"gitRevision,omitempty"`
+}
+
+// Webhooks is the webhook measurement: a burst of changes committed in one
+// import drained to a receiver (events/s), and single changes one at a time
+// (latency from the change's transaction to the receiver's 2xx).
+type Webhooks struct {
+	BurstEvents         int     `json:"burstEvents"`
+	BurstSeconds        float64 `json:"burstSeconds"` // from the import's commit to the last receipt
+	EventsPerSecond     float64 `json:"eventsPerSecond"`
+	SingleEvents        int     `json:"singleEvents"`
+	SingleP50Millis     float64 `json:"singleP50Millis"`
+	SingleP99Millis     float64 `json:"singleP99Millis"`
+	SingleMaxMillis     float64 `json:"singleMaxMillis"`
+	DuplicateDeliveries int     `json:"duplicateDeliveries"`
+	Error               string  `json:"error,omitempty"`
 }
 
 // Dataset says how much data the services held.
@@ -268,6 +284,18 @@ func (r *Report) Markdown() string {
 				continue
 			}
 			w("| %d | %d | **%s** | %d s | %d |\n", b.Clients, b.Threads, Rate(b.TPS), b.DurationSeconds, max(b.Runs, 1))
+		}
+	}
+	if wh := r.Webhooks; wh != nil {
+		w("\n## Webhooks\n\n")
+		if wh.Error != "" {
+			w("failed: %s\n", FirstLine(wh.Error))
+		} else {
+			w("| measurement | events | figure |\n|---|---:|---|\n")
+			w("| burst: one import's changes, commit to last receipt | %d | %.1f s, **%s events/s** |\n", wh.BurstEvents, wh.BurstSeconds, Rate(wh.EventsPerSecond))
+			w("| single changes one at a time, change to receipt | %d | p50 %s ms, **p99 %s ms**, max %s ms |\n", wh.SingleEvents,
+				Millis(wh.SingleP50Millis), Millis(wh.SingleP99Millis), Millis(wh.SingleMaxMillis))
+			w("| deliveries received twice | | %d |\n", wh.DuplicateDeliveries)
 		}
 	}
 	if len(r.Micro) > 0 {

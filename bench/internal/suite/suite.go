@@ -38,7 +38,10 @@ type Options struct {
 	Fresh       bool           // drop and regenerate the benchmark databases
 	PgBench     bool
 	Micro       bool
-	LogLevel    string
+	// Webhooks measures webhook delivery after the scenarios (when the
+	// filter, if any, matches "webhooks").
+	Webhooks bool
+	LogLevel string
 	// Env is added to every service's environment (e.g. GOGC=200 to try a
 	// setting without a release).
 	Env map[string]string
@@ -182,6 +185,10 @@ func Run(ctx context.Context, o Options) (*report.Report, error) {
 				}
 			}
 		}
+	}
+
+	if o.Webhooks && (o.Filter == nil || o.Filter.MatchString("webhooks")) {
+		rep.Webhooks = measureWebhooks(ctx, s, env, say)
 	}
 
 	rep.PeakRSS = map[string]int64{}
@@ -385,7 +392,7 @@ func runGroup(ctx context.Context, group []scenario, c int, o Options, pids map[
 
 // serviceEnv is what the suite adds to the services' environment.
 func serviceEnv(o Options) map[string]string {
-	env := map[string]string{"LOG_LEVEL": o.LogLevel, "PPROF_ENABLED": "true"}
+	env := map[string]string{"LOG_LEVEL": o.LogLevel, "PPROF_ENABLED": "true", "WEBHOOK_ALLOWED_NETWORKS": webhookAllowedNetworks}
 	for k, v := range o.Env {
 		env[k] = v
 	}

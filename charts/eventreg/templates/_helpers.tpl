@@ -190,7 +190,12 @@ variable of the same name. Call with (dict "root" $ "name" "auth" "svc" $svc).
 {{ include "eventreg.secretEnv" (dict "root" $root "env" "CLIENT_SECRET_KEY" "key" $keys.clientSecretKey) }}
 - name: ACCESS_TOKEN_TTL
   value: {{ $root.Values.config.accessTokenTTL | quote }}
+- name: WEBHOOK_ALLOWED_NETWORKS
+  value: {{ $root.Values.config.webhookAllowedNetworks | quote }}
 {{- else }}
+# the outbox relay hands events to auth; users also reports shrunk permissions there
+- name: AUTH_INTERNAL_URL
+  value: {{ printf "http://%s-auth:9090" $full | quote }}
 - name: AUTH_JWKS_URL
   value: {{ printf "http://%s-auth:9090/.well-known/jwks.json" $full | quote }}
 - name: TOKEN_LEEWAY
@@ -206,8 +211,6 @@ variable of the same name. Call with (dict "root" $ "name" "auth" "svc" $svc).
   value: {{ printf "http://%s-volunteers:8080" $full | quote }}
 - name: REGISTRATIONS_PUBLIC_URL
   value: {{ printf "http://%s-registrations:8080" $full | quote }}
-- name: AUTH_INTERNAL_URL
-  value: {{ printf "http://%s-auth:9090" $full | quote }}
 {{- else }}
 - name: USERS_INTERNAL_URL
   value: {{ printf "http://%s-users:9090" $full | quote }}

@@ -1,7 +1,7 @@
 {{/*
 The gateway's route table, as the Ingress and the HTTPRoute render it (the
 nginx template, deploy/nginx/nginx.conf.tmpl, carries the same table; both
-are checked against ../shared/spec/endpoints.json by deploy/deploytest).
+are checked against libs/apispec/endpoints.json by deploy/deploytest).
 Every service owns whole path prefixes, so only Exact and Prefix matches,
 which every Ingress controller and Gateway API implementation reads alike:
 /api/v0/users/{id}/volunteer and .../registration reach users with the rest of
@@ -14,6 +14,7 @@ A trailing "/" of a Prefix path is ignored by both APIs (element-wise match).
 - {path: "/oauth/", match: Prefix, service: auth}
 - {path: "/api/oauth/", match: Prefix, service: auth}
 - {path: "/.well-known/", match: Prefix, service: auth}
+- {path: "/api/v0/webhooks", match: Prefix, service: auth}
 - {path: "/api/users/", match: Prefix, service: users}
 - {path: "/api/v0/users", match: Prefix, service: users}
 - {path: "/api/v0/roles", match: Prefix, service: users}

@@ -86,7 +86,7 @@ func run() error {
 		Root: root, Dir: dir, Build: true, AdminDatabaseURL: admin, DatabasePrefix: "eventreg", RecreateDatabases: *fresh,
 		RedisURL: os.Getenv("REDIS_URL"), RedisPort: 6390, GatewayHTTPPort: *httpPort, GatewayTLSPort: *tlsPort, BasePort: *basePort,
 		Fixture: fx, KeyEncryptionKey: sec.KeyEncryptionKey, ClientSecretKey: sec.ClientSecretKey, CursorKey: sec.CursorKey,
-		Stdout: os.Stdout, Env: redisClusterEnv(),
+		Stdout: os.Stdout, Env: devEnv(),
 	})
 	if err != nil {
 		return err
@@ -233,12 +233,17 @@ Sign in as a user (browser):
 	fmt.Println("\nPress Ctrl-C to stop.")
 }
 
-// redisClusterEnv passes REDIS_CLUSTER on to every service, so that
+// devEnv is the local system's extra environment: webhooks may reach a
+// receiver on this machine (WEBHOOK_ALLOWED_NETWORKS, unless set), and
+// REDIS_CLUSTER passes on to every service, so that
 // `REDIS_URL=redis://seed:6379?addr=… REDIS_CLUSTER=true make run` runs the
 // system against a Redis Cluster (a Sentinel URL needs nothing more).
-func redisClusterEnv() map[string]string {
-	if v, ok := os.LookupEnv("REDIS_CLUSTER"); ok {
-		return map[string]string{"REDIS_CLUSTER": v}
+func devEnv() map[string]string {
+	env := map[string]string{"WEBHOOK_ALLOWED_NETWORKS": "127.0.0.0/8,::1/128"}
+	for _, k := range []string{"REDIS_CLUSTER", "WEBHOOK_ALLOWED_NETWORKS"} {
+		if v, ok := os.LookupEnv(k); ok {
+			env[k] = v
+		}
 	}
-	return nil
+	return env
 }

@@ -55,7 +55,7 @@ func TestRequirePKCEMigration(t *testing.T) {
 	if _, err := pool.Exec(ctx, insert, 1); err != nil {
 		t.Fatal(err)
 	}
-	if err := Set().Up(dsn); err != nil {
+	if err := before(t, 4).Up(dsn); err != nil {
 		t.Fatal(err)
 	}
 	requirePKCE := func(id int) bool {
@@ -86,6 +86,53 @@ func TestRequirePKCEMigration(t *testing.T) {
 		var n int
 		if err := pool.QueryRow(ctx, `SELECT count(*) FROM information_schema.columns WHERE table_name = 'clients' AND column_name = 'require_pkce'`).Scan(&n); err != nil || n != 0 {
 			t.Fatalf("%d %v", n, err)
+		}
+	})
+}
+
+func TestWebhooksMigration(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration: needs PostgreSQL")
+	}
+	ctx := context.Background()
+	dsn := testkit.NewDatabase(t)
+	if err := Set().Up(dsn); err != nil {
+		t.Fatal(err)
+	}
+	pool, err := pgdb.Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	tables := func() int {
+		t.Helper()
+		var n int
+		if err := pool.QueryRow(ctx, `SELECT count(*) FROM information_schema.tables WHERE table_name LIKE 'webhook\_%'`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if tables() != 3 {
+		t.Fatalf("%d webhook tables after up", tables())
+	}
+	t.Run("down drops the webhook tables and nothing else", func(t *testing.T) {
+		if _, err := pool.Exec(ctx, `INSERT INTO clients (id, name, kind, secret_hash) VALUES (1, 'app', 'service', '\x00')`); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := pool.Exec(ctx, `INSERT INTO webhook_subscriptions (id, client_id, url, events) VALUES (gen_random_uuid(), 1, 'https://a.example/', '{user-updated}')`); err != nil {
+			t.Fatal(err)
+		}
+		if err := Set().Down(dsn); err != nil {
+			t.Fatal(err)
+		}
+		var clients int
+		if err := pool.QueryRow(ctx, `SELECT count(*) FROM clients`).Scan(&clients); err != nil || clients != 1 || tables() != 0 {
+			t.Fatalf("%d clients, %d webhook tables (%v)", clients, tables(), err)
+		}
+	})
+	t.Run("up again", func(t *testing.T) {
+		if err := Set().Up(dsn); err != nil || tables() != 3 {
+			t.Fatalf("%v", err)
 		}
 	})
 }

@@ -82,6 +82,9 @@ func (i *Issuer) Issue(sub string, clientID int64, scopes scope.Set, sid string)
 // ErrInactive means the token is not one of ours, or expired.
 var ErrInactive = errors.New("token inactive")
 
+// ErrExpired is a token of ours past its exp; it is also ErrInactive.
+var ErrExpired = fmt.Errorf("%w: expired", ErrInactive)
+
 // Read verifies a token signed by this server and returns its claims when it
 // is still valid.
 func (i *Issuer) Read(raw string) (Claims, error) {
@@ -93,8 +96,11 @@ func (i *Issuer) Read(raw string) (Claims, error) {
 	if err := json.Unmarshal(payload, &c); err != nil {
 		return Claims{}, ErrInactive
 	}
-	if c.Issuer != i.iss || c.Audience != i.aud || i.now().Unix() >= c.Expiry {
+	if c.Issuer != i.iss || c.Audience != i.aud {
 		return Claims{}, ErrInactive
+	}
+	if i.now().Unix() >= c.Expiry {
+		return Claims{}, ErrExpired
 	}
 	return c, nil
 }

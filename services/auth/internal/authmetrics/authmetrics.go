@@ -18,6 +18,7 @@ const (
 // Metrics are the counters. A nil *Metrics counts nothing, so handlers built
 // without a registry (tests of one layer) need no wiring.
 type Metrics struct {
+	reg                prometheus.Registerer
 	tokensIssued       *prometheus.CounterVec
 	refreshReuse       prometheus.Counter
 	clientAuthFailures *prometheus.CounterVec
@@ -29,6 +30,7 @@ type Metrics struct {
 // values: grant types and client kinds the server knows, never ids.
 func New(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
+		reg: reg,
 		tokensIssued: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "auth_tokens_issued_total",
 			Help: "Access tokens issued by the token endpoint, by grant type and client kind.",
@@ -63,6 +65,15 @@ func New(reg prometheus.Registerer) *Metrics {
 	m.consentDecisions.WithLabelValues(ConsentGranted)
 	m.consentDecisions.WithLabelValues(ConsentDenied)
 	return m
+}
+
+// Registerer is the registry the counters are on, for the other metrics of
+// the service (webhooks); nil for a nil *Metrics.
+func (m *Metrics) Registerer() prometheus.Registerer {
+	if m == nil {
+		return nil
+	}
+	return m.reg
 }
 
 // TokenIssued counts a token response.

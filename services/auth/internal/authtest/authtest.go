@@ -56,7 +56,7 @@ func Clients() []fixture.Client {
 	noPKCE := false
 	return []fixture.Client{
 		{ID: 501, Name: "Volunteer Tracker", Description: "Schedules volunteer shifts", Kind: "service", Secret: s(ServiceSecret),
-			Scopes: []string{"user:read", "user:roles:update", "volunteer:read", "registration:read"}},
+			Scopes: []string{"user:read", "user:roles:update", "volunteer:read", "registration:read", "webhook:manage"}},
 		{ID: 502, Name: "Con Badge Printer", Description: "Prints badges for you", Kind: "obo", Secret: s(BadgeSecret),
 			RedirectURIs: []string{RedirectURI}, Scopes: []string{"pii:basic", "pii:email", "pii:address", "pii:phone"}, RequirePKCE: &noPKCE},
 		{ID: 503, Name: "Staff Console", Description: "Lets staff look people up", Kind: "obo", Secret: s(StaffSecret),
@@ -260,6 +260,7 @@ func Start(t testing.TB, opts Options) *Server {
 	}
 	srv.AddReadinessCheck("signing-keys", app.Keys.Ready)
 	go app.Keys.Run(ctx)
+	waitDispatcher := app.StartDispatcher(ctx)
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ctx) }()
 	s := &Server{URL: cfg.Issuer, InternalURL: "http://" + srv.InternalAddr(), Config: cfg, Pool: pool, Redis: rdb, RedisProc: proc,
@@ -268,6 +269,7 @@ func Start(t testing.TB, opts Options) *Server {
 	t.Cleanup(func() {
 		cancel()
 		<-done
+		_ = waitDispatcher(context.Background())
 		_ = rdb.Close()
 		pool.Close()
 	})

@@ -1,4 +1,4 @@
-// Package cli is the command tree of the auth binary: serve, migrate, import, clients and keys.
+// Package cli is the command tree of the auth binary: serve, migrate, import, clients, keys and webhooks.
 package cli
 
 import (
@@ -47,6 +47,7 @@ func Root() *cobra.Command {
 		importCommand(),
 		clientsCommand(),
 		keysCommand(),
+		webhooksCommand(),
 	)
 	return root
 }

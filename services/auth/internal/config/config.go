@@ -90,6 +90,7 @@ func (a *Admin) Validate() error { return a.Keys.Validate() }
 type Serve struct {
 	service.Base
 	Keys
+	Webhooks
 	Issuer           string `env:"AUTH_ISSUER,required"`
 	TokenAudience    string `env:"TOKEN_AUDIENCE" envDefault:"eventreg-api"`
 	UsersInternalURL string `env:"USERS_INTERNAL_URL,required"`
@@ -121,7 +122,7 @@ type Serve struct {
 
 // Validate checks the rules the types cannot express.
 func (s *Serve) Validate() error {
-	errs := []error{s.Keys.Validate()}
+	errs := []error{s.Keys.Validate(), s.Webhooks.Validate()}
 	if u, err := url.Parse(s.Issuer); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
 		errs = append(errs, errors.New("AUTH_ISSUER must be an http(s) URL without query or fragment"))
 	}

@@ -1,4 +1,4 @@
-// Package scope is the catalog of OAuth scopes (shared/spec/endpoints.json) and the set logic the grants apply to them.
+// Package scope is the catalog of OAuth scopes (libs/apispec/endpoints.json) and the set logic the grants apply to them.
 package scope
 
 import (
@@ -35,6 +35,7 @@ var catalog = []Scope{
 	{"user:roles:update", ModeService, true, "Add and remove roles of any user"},
 	{"volunteer:read", ModeService, true, "Read every volunteer application and department"},
 	{"registration:read", ModeService, true, "Read every registration"},
+	{"webhook:manage", ModeService, false, "Manage this app's webhook subscriptions"},
 }
 
 // Lookup returns the catalog entry of name.

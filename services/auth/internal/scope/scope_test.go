@@ -71,5 +71,8 @@ func TestSetRules(t *testing.T) {
 				t.Fatalf("%s: %+v", n, s)
 			}
 		}
+		if s, ok := Lookup("webhook:manage"); !ok || s.Sensitive || s.Mode != ModeService || s.Description != "Manage this app's webhook subscriptions" {
+			t.Fatalf("webhook:manage: %+v", s)
+		}
 	})
 }

@@ -1,4 +1,4 @@
-// Package server wires the auth service for `auth serve`: stores, business, handlers and background key rotation, on the shared two-listener server.
+// Package server wires the auth service for `auth serve`: stores, business, handlers, background key rotation and webhook delivery, on the shared two-listener server.
 package server
 
 import (
@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/eventreg/eventreg/libs/apierror"
+	"github.com/eventreg/eventreg/libs/cursor"
 	"github.com/eventreg/eventreg/libs/redisdb"
 	"github.com/eventreg/eventreg/libs/service"
 	"github.com/eventreg/eventreg/libs/usersapi"
@@ -34,14 +35,20 @@ import (
 	"github.com/eventreg/eventreg/services/auth/internal/session"
 	"github.com/eventreg/eventreg/services/auth/internal/signing"
 	"github.com/eventreg/eventreg/services/auth/internal/signing/keydb"
+	"github.com/eventreg/eventreg/services/auth/internal/webhook"
+	"github.com/eventreg/eventreg/services/auth/internal/webhook/webhookdb"
+	"github.com/eventreg/eventreg/services/auth/internal/webhookapi"
 	"github.com/eventreg/eventreg/services/auth/migrations"
 )
 
-// App is the wired service: its handlers on the two engines and the key
-// manager whose loop must run while it serves.
+// App is the wired service: its handlers on the two engines, and the key
+// manager and the webhook dispatcher whose loops must run while it serves.
 type App struct {
-	Keys    *signing.Manager
-	Clients *client.Service
+	Keys     *signing.Manager
+	Clients  *client.Service
+	Webhooks *webhook.Service
+	// Dispatcher delivers webhooks; nil when WEBHOOK_DELIVERY is false.
+	Dispatcher *webhook.Dispatcher
 }
 
 // Build wires everything onto public and internal. users is the users
@@ -91,7 +98,62 @@ func Build(ctx context.Context, cfg config.Serve, log *slog.Logger, pool *pgxpoo
 
 	public.GET(oauth.PathJWKS, jwks(keys))
 	internal.GET(oauth.PathJWKS, jwks(keys))
-	return &App{Keys: keys, Clients: clients}, nil
+	app := &App{Keys: keys, Clients: clients}
+	if err := buildWebhooks(app, cfg, log, pool, tokens, denylist, metrics, public, internal); err != nil {
+		return nil, err
+	}
+	return app, nil
+}
+
+// buildWebhooks wires the webhook API onto public and internal, and the
+// dispatcher when this replica delivers.
+func buildWebhooks(app *App, cfg config.Serve, log *slog.Logger, pool *pgxpool.Pool, tokens *accesstoken.Issuer,
+	denylist *refreshtoken.Denylist, metrics *authmetrics.Metrics, public, internal gin.IRouter) error {
+	networks, err := cfg.Webhooks.Networks()
+	if err != nil {
+		return err
+	}
+	policy := webhook.NewPolicy(networks)
+	store := webhookdb.New(pool)
+	wm := webhook.NewMetrics(metrics.Registerer())
+	app.Webhooks = webhook.NewService(store, app.Clients, policy, wm)
+	// The cursor key is derived from CLIENT_SECRET_KEY, the same on every replica.
+	mac := hmac.New(sha256.New, []byte(cfg.ClientSecretKey))
+	mac.Write([]byte("webhook-cursor"))
+	codec, err := cursor.NewCodec(mac.Sum(nil))
+	if err != nil {
+		return err
+	}
+	(&webhookapi.Handler{Webhooks: app.Webhooks, Tokens: tokens, Denylist: denylist, Cursor: codec, Log: log}).Register(public, internal)
+	if cfg.Webhooks.Delivery {
+		w := cfg.Webhooks
+		app.Dispatcher = webhook.NewDispatcher(store, app.Keys, webhook.DispatcherConfig{
+			Workers: w.Workers, EndpointConcurrency: w.EndpointConcurrency, Timeout: w.Timeout, Lease: w.Lease,
+			PollInterval: w.PollInterval, RetryBase: w.RetryBase, RetryMax: w.RetryMax, RetryFor: w.RetryFor,
+			DisableAfter: w.DisableAfter, Retention: w.Retention, DeadRetention: w.DeadRetention,
+			Issuer: strings.TrimRight(cfg.Issuer, "/"), Policy: policy, Log: log, Metrics: wm,
+		})
+	}
+	return nil
+}
+
+// StartDispatcher runs the webhook dispatcher (when there is one) until
+// ctx ends; the returned function waits for it to finish.
+func (a *App) StartDispatcher(ctx context.Context) (wait func(context.Context) error) {
+	done := make(chan struct{})
+	if a.Dispatcher == nil {
+		close(done)
+	} else {
+		go func() { defer close(done); a.Dispatcher.Run(ctx) }()
+	}
+	return func(stop context.Context) error {
+		select {
+		case <-done:
+			return nil
+		case <-stop.Done():
+			return stop.Err()
+		}
+	}
 }
 
 // jwks serves the published keys. Until this replica has loaded them it
@@ -129,5 +191,7 @@ func Run(ctx context.Context, cfg config.Serve) error {
 	}
 	rt.Server.AddReadinessCheck("signing-keys", app.Keys.Ready)
 	go app.Keys.Run(ctx)
+	// Deliveries in flight finish (or keep their lease) before the pool closes.
+	rt.OnClose(app.StartDispatcher(ctx))
 	return rt.Serve(ctx)
 }

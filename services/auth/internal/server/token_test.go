@@ -52,7 +52,7 @@ func TestClientCredentials(t *testing.T) {
 
 	t.Run("omitted scope means every approved scope", func(t *testing.T) {
 		_, _, body := post(t, tokenURL, form, "grant_type=client_credentials", authtest.ServiceID, authtest.ServiceSecret)
-		if got := decode(t, body)["scope"]; got != "registration:read user:read user:roles:update volunteer:read" {
+		if got := decode(t, body)["scope"]; got != "registration:read user:read user:roles:update volunteer:read webhook:manage" {
 			t.Fatalf("scope %v", got)
 		}
 	})

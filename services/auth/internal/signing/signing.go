@@ -1,4 +1,4 @@
-// Package signing owns the access-token signing keys: creation, encryption at rest, scheduled rotation, emergency revocation, the JWKS and ES256 signing and verification of RFC 9068 tokens.
+// Package signing owns the signing keys: creation, encryption at rest, scheduled rotation, emergency revocation, the JWKS, ES256 signing and verification of RFC 9068 access tokens, and signing of webhook tokens.
 package signing
 
 import (
@@ -25,6 +25,13 @@ import (
 
 // Alg is the signing algorithm of every key.
 const Alg = "ES256"
+
+// Token types (the JWS typ header) signed with the keys. Verify accepts
+// access tokens only, so a webhook token is never taken for one.
+const (
+	TypeAccessToken = "at+jwt"
+	TypeWebhook     = "webhook+jwt"
+)
 
 // Key is a stored signing key.
 type Key struct {
@@ -100,28 +107,32 @@ type signer struct {
 	kid string
 	key *ecdsa.PrivateKey
 	jwk jwk.Key
-	// header is the encoded protected header, the same for every token of
-	// this key, so signing a token encodes only its claims.
-	header []byte
-	es256  jws.Signer
+	// headers are the encoded protected headers by token type, the same
+	// for every token of this key, so signing a token encodes only its claims.
+	headers map[string][]byte
+	es256   jws.Signer
 }
 
 // newSigner prepares key to sign compact JWS with the header
-// {"alg":"ES256","kid":kid,"typ":"at+jwt"}.
+// {"alg":"ES256","kid":kid,"typ":T} for each token type T.
 func newSigner(kid string, key *ecdsa.PrivateKey, pub jwk.Key) (*signer, error) {
-	hdr, err := json.Marshal(struct {
-		Alg string `json:"alg"`
-		KID string `json:"kid"`
-		Typ string `json:"typ"`
-	}{jwa.ES256.String(), kid, "at+jwt"})
-	if err != nil {
-		return nil, err
+	headers := map[string][]byte{}
+	for _, typ := range []string{TypeAccessToken, TypeWebhook} {
+		hdr, err := json.Marshal(struct {
+			Alg string `json:"alg"`
+			KID string `json:"kid"`
+			Typ string `json:"typ"`
+		}{jwa.ES256.String(), kid, typ})
+		if err != nil {
+			return nil, err
+		}
+		headers[typ] = base64.RawURLEncoding.AppendEncode(nil, hdr)
 	}
 	es256, err := jws.NewSigner(jwa.ES256)
 	if err != nil {
 		return nil, err
 	}
-	return &signer{kid: kid, key: key, jwk: pub, header: base64.RawURLEncoding.AppendEncode(nil, hdr), es256: es256}, nil
+	return &signer{kid: kid, key: key, jwk: pub, headers: headers, es256: es256}, nil
 }
 
 // NewManager returns a manager; call Ensure then Reload (or Run) before signing.
@@ -482,18 +493,26 @@ func (m *Manager) JWKS() []byte {
 	return r.jwks
 }
 
-// Sign signs payload (JSON claims) as a compact JWS with header typ at+jwt
-// and the active key's kid: jwx's ES256 signer over the header encoded once
-// per key and the payload (RFC 7515 §7.1), which saves building, merging and
-// encoding the header for every token.
-func (m *Manager) Sign(payload []byte) (string, error) {
+// Sign signs payload (JSON claims) as an access token: a compact JWS with
+// header typ at+jwt and the active key's kid. It is jwx's ES256 signer over
+// the header encoded once per key and the payload (RFC 7515 §7.1), which
+// saves building, merging and encoding the header for every token.
+func (m *Manager) Sign(payload []byte) (string, error) { return m.sign(TypeAccessToken, payload) }
+
+// SignWebhook signs payload (JSON claims) as a webhook token: header typ
+// webhook+jwt, the active key's kid, so receivers verify it against the
+// JWKS, and no validator of access tokens accepts it.
+func (m *Manager) SignWebhook(payload []byte) (string, error) { return m.sign(TypeWebhook, payload) }
+
+func (m *Manager) sign(typ string, payload []byte) (string, error) {
 	r := m.state.Load()
 	if r == nil {
 		return "", errors.New("signing keys not loaded")
 	}
 	s, enc := r.signer, base64.RawURLEncoding
-	out := make([]byte, 0, len(s.header)+enc.EncodedLen(len(payload))+2+enc.EncodedLen(64))
-	out = append(out, s.header...)
+	header := s.headers[typ]
+	out := make([]byte, 0, len(header)+enc.EncodedLen(len(payload))+2+enc.EncodedLen(64))
+	out = append(out, header...)
 	out = append(out, '.')
 	out = enc.AppendEncode(out, payload)
 	sig, err := s.es256.Sign(out, s.key)
@@ -505,7 +524,9 @@ func (m *Manager) Sign(payload []byte) (string, error) {
 	return string(out), nil
 }
 
-// Verify checks a compact JWS against the published keys and returns its payload.
+// Verify checks a compact JWS against the published keys and returns its
+// payload. Only access tokens (typ at+jwt) pass: a webhook token signed by
+// the same key is refused.
 func (m *Manager) Verify(raw string) ([]byte, error) {
 	r := m.state.Load()
 	if r == nil {
@@ -514,5 +535,13 @@ func (m *Manager) Verify(raw string) ([]byte, error) {
 	if len(raw) > 8192 {
 		return nil, errors.New("token too long")
 	}
-	return jws.Verify([]byte(raw), jws.WithKeySet(r.published, jws.WithRequireKid(true)))
+	msg := jws.NewMessage()
+	payload, err := jws.Verify([]byte(raw), jws.WithKeySet(r.published, jws.WithRequireKid(true)), jws.WithMessage(msg))
+	if err != nil {
+		return nil, err
+	}
+	if sigs := msg.Signatures(); len(sigs) != 1 || sigs[0].ProtectedHeaders().Type() != TypeAccessToken {
+		return nil, errors.New("not an access token (typ is not at+jwt)")
+	}
+	return payload, nil
 }

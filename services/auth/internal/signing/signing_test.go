@@ -266,3 +266,42 @@ func TestRevoke(t *testing.T) {
 		}
 	})
 }
+
+func TestWebhookTokens(t *testing.T) {
+	m := NewManager(&memStore{}, kek(), Config{RotationPeriod: 24 * time.Hour, ActivationDelay: 2 * time.Minute, RefreshInterval: time.Second, MaxTokenTTL: time.Hour}, nil)
+	ctx := context.Background()
+	if err := m.Ensure(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Reload(ctx); err != nil {
+		t.Fatal(err)
+	}
+	tok, err := m.SignWebhook([]byte(`{"jti":"d1"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, err := jws.ParseString(tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := msg.Signatures()[0].ProtectedHeaders()
+	t.Run("typ webhook+jwt, the signing key's kid, ES256", func(t *testing.T) {
+		if h.Type() != "webhook+jwt" || h.KeyID() != m.SigningKID() || h.Algorithm().String() != "ES256" {
+			t.Fatalf("header typ %q kid %q alg %q", h.Type(), h.KeyID(), h.Algorithm())
+		}
+	})
+	t.Run("it verifies against the published keys", func(t *testing.T) {
+		set, err := jwk.Parse(m.JWKS())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := jws.Verify([]byte(tok), jws.WithKeySet(set)); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("Verify, which reads access tokens, refuses it", func(t *testing.T) {
+		if _, err := m.Verify(tok); err == nil {
+			t.Fatal("a webhook token verified as an access token")
+		}
+	})
+}

@@ -73,6 +73,10 @@ func Serve(ctx context.Context, cfg config.Serve) error {
 	svc := registration.NewService(registrationstore.New(rt.Pool), users, cfg.ConventionID)
 	h := registrationapi.New(svc, page.Paginator{Codec: deps.Cursor, Query: "registrations.search"}, rt.Log)
 	registrationapi.Register(rt.Server.Public, deps.ProtectedAndLimited, h) // token, scope, then the per-client rate limit
+	// The outbox relay: committed registration events, rendered as the read API renders them, to auth.
+	if err := service.StartRelay(ctx, rt, cfg.AuthInternalURL, registrationapi.RenderEvents(users)); err != nil {
+		return err
+	}
 	return rt.Serve(ctx)
 }
 

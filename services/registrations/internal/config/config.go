@@ -13,11 +13,13 @@ type Serve struct {
 	service.Base
 	service.Resource
 	service.UsersClient
+	// AuthEvents is where the outbox relay hands the registration events.
+	service.AuthEvents
 }
 
 // Validate checks what the types cannot.
 func (s *Serve) Validate() error {
-	return errors.Join(s.Resource.Validate(), s.UsersClient.Validate())
+	return errors.Join(s.Resource.Validate(), s.UsersClient.Validate(), s.AuthEvents.Validate())
 }
 
 // Admin is what the database commands (import, generate, set-status,

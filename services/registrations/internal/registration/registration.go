@@ -33,23 +33,25 @@ type Flag struct {
 	ShortName string `json:"shortName"`
 }
 
-// Registration is one user's registration for one convention.
+// Registration is one user's registration for one convention. Read, it is
+// also the payload of its events (its JSON form is a storage format: events
+// written by one release are rendered by the next).
 type Registration struct {
-	ConventionID       string
-	UserID             int64
-	BadgeName          string
-	Status             string
-	OrderID            *string
-	ProductID          string
-	ProductName        string
-	ProductDisplayName *string
+	ConventionID       string  `json:"conventionId"`
+	UserID             int64   `json:"userId"`
+	BadgeName          string  `json:"badgeName"`
+	Status             string  `json:"status"`
+	OrderID            *string `json:"orderId"`
+	ProductID          string  `json:"productId"`
+	ProductName        string  `json:"productName"`
+	ProductDisplayName *string `json:"productDisplayName"`
 	// Options and Flags are JSON arrays of eventoption.Option and Flag as
 	// the database stores them: rendered as they are, never decoded on the
 	// way out (FromFixture builds them; see decision 0078).
-	Options   json.RawMessage
-	Flags     json.RawMessage
-	CreatedAt time.Time
-	UpdatedAt time.Time
+	Options   json.RawMessage `json:"options"`
+	Flags     json.RawMessage `json:"flags"`
+	CreatedAt time.Time       `json:"createdAt"`
+	UpdatedAt time.Time       `json:"updatedAt"`
 }
 
 // WithUser is a registration and the summary of its user.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/eventreg/eventreg/libs/outbox"
 	"github.com/eventreg/eventreg/services/registrations/internal/registration"
 )
 
@@ -18,6 +19,8 @@ type ImportResult struct {
 // transaction: all or nothing. Rows are streamed with COPY into a staging
 // table and merged with one statement; a registration whose data did not
 // change keeps its updatedAt, so importing a file twice changes nothing.
+// Each registration inserted or changed gets a registration-updated event
+// carrying it as stored, in the outbox, in the same transaction.
 func (s *Store) Import(ctx context.Context, regs []registration.Registration) (ImportResult, error) {
 	var res ImportResult
 	tx, err := s.pool.Begin(ctx)
@@ -57,20 +60,30 @@ func (s *Store) Import(ctx context.Context, regs []registration.Registration) (I
 			IS DISTINCT FROM
 			(EXCLUDED.badge_name, EXCLUDED.status, EXCLUDED.order_id, EXCLUDED.product_id, EXCLUDED.product_name,
 			 EXCLUDED.product_display_name, EXCLUDED.options, EXCLUDED.flags)
-		RETURNING (xmax = 0)`)
+		RETURNING `+columns+`, (xmax = 0)`)
 	if err != nil {
 		return res, fmt.Errorf("merging registrations: %w", err)
 	}
-	inserted, err := pgx.CollectRows(rows, pgx.RowTo[bool])
-	if err != nil {
-		return res, fmt.Errorf("merging registrations: %w", err)
-	}
-	for _, ins := range inserted {
-		if ins {
+	var events []outbox.Event
+	for rows.Next() {
+		var inserted bool
+		r, err := scan(rows, &inserted)
+		if err != nil {
+			rows.Close()
+			return res, fmt.Errorf("merging registrations: %w", err)
+		}
+		if inserted {
 			res.Inserted++
 		} else {
 			res.Updated++
 		}
+		events = append(events, registration.UpdatedEvent(r))
+	}
+	if err := rows.Err(); err != nil {
+		return res, fmt.Errorf("merging registrations: %w", err)
+	}
+	if err := outbox.Add(ctx, tx, events...); err != nil {
+		return res, err
 	}
 	res.Unchanged = int64(len(regs)) - res.Inserted - res.Updated
 	if err := tx.Commit(ctx); err != nil {

@@ -1,4 +1,4 @@
-// Package registrationstore keeps registrations in PostgreSQL: keyset-paginated reads, operators' changes, bulk import and the benchmark data generator.
+// Package registrationstore keeps registrations in PostgreSQL: keyset-paginated reads, operators' changes and bulk import (each change with its event in the outbox), and the benchmark data generator.
 package registrationstore
 
 import (
@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/eventreg/eventreg/libs/outbox"
 	"github.com/eventreg/eventreg/libs/page"
 	"github.com/eventreg/eventreg/services/registrations/internal/registration"
 )
@@ -68,22 +69,37 @@ func (s *Store) Search(ctx context.Context, conventionID string, f registration.
 	return out, nil
 }
 
-// SetStatus changes a registration's status.
+// SetStatus changes a registration's status, with its event.
 func (s *Store) SetStatus(ctx context.Context, conventionID string, userID int64, status string) (registration.Registration, error) {
-	r, err := scanOne(s.pool.QueryRow(ctx, setStatusSQL, conventionID, userID, status))
+	r, err := s.change(ctx, setStatusSQL, conventionID, userID, status)
 	if err != nil {
 		return r, fmt.Errorf("setting the status of the registration of user %d: %w", userID, err)
 	}
 	return r, nil
 }
 
-// RecordPayment marks a registration paid by an order.
+// RecordPayment marks a registration paid by an order, with its event.
 func (s *Store) RecordPayment(ctx context.Context, conventionID string, userID int64, orderID string) (registration.Registration, error) {
-	r, err := scanOne(s.pool.QueryRow(ctx, recordPaymentSQL, conventionID, userID, orderID))
+	r, err := s.change(ctx, recordPaymentSQL, conventionID, userID, orderID)
 	if err != nil {
 		return r, fmt.Errorf("recording a payment for the registration of user %d: %w", userID, err)
 	}
 	return r, nil
+}
+
+// change runs an UPDATE ... RETURNING columns and writes the changed
+// registration's registration-updated event in the same transaction (every
+// operator's change moves updatedAt, so it is always a change).
+func (s *Store) change(ctx context.Context, sql string, conventionID string, userID int64, value string) (registration.Registration, error) {
+	var r registration.Registration
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var err error
+		if r, err = scanOne(tx.QueryRow(ctx, sql, conventionID, userID, value)); err != nil {
+			return err
+		}
+		return outbox.Add(ctx, tx, registration.UpdatedEvent(r))
+	})
+	return r, err
 }
 
 func scanOne(row pgx.Row) (registration.Registration, error) {
@@ -94,7 +110,8 @@ func scanOne(row pgx.Row) (registration.Registration, error) {
 	return r, err
 }
 
-func scan(row pgx.Row) (registration.Registration, error) {
+// scan reads a row of columns, followed by extra columns into extra.
+func scan(row pgx.Row, extra ...any) (registration.Registration, error) {
 	var r registration.Registration
 	// Options and Flags stay the JSON the database sends (jsonb, valid by
 	// construction); the API renders them as they are. They are scanned into
@@ -103,8 +120,9 @@ func scan(row pgx.Row) (registration.Registration, error) {
 	// again, about 15 % of the service's CPU on a search page. A []byte
 	// target is a copy.
 	var options, flags []byte
-	if err := row.Scan(&r.ConventionID, &r.UserID, &r.BadgeName, &r.Status, &r.OrderID, &r.ProductID, &r.ProductName,
-		&r.ProductDisplayName, &options, &flags, &r.CreatedAt, &r.UpdatedAt); err != nil {
+	dest := append([]any{&r.ConventionID, &r.UserID, &r.BadgeName, &r.Status, &r.OrderID, &r.ProductID, &r.ProductName,
+		&r.ProductDisplayName, &options, &flags, &r.CreatedAt, &r.UpdatedAt}, extra...)
+	if err := row.Scan(dest...); err != nil {
 		return r, err
 	}
 	r.Options, r.Flags = options, flags

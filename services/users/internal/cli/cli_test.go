@@ -7,12 +7,18 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/eventreg/eventreg/libs/authapi"
+	"github.com/eventreg/eventreg/libs/outbox/outboxtest"
+	"github.com/eventreg/eventreg/libs/pgdb"
 	"github.com/eventreg/eventreg/libs/testkit"
 	"github.com/eventreg/eventreg/libs/tokentest"
 	"github.com/eventreg/eventreg/services/users/internal/cli"
@@ -52,6 +58,27 @@ func newDatabase(t *testing.T) {
 	t.Setenv("CONVENTION_ID", "2026")
 }
 
+// takeEvents returns "type resource" of the events waiting in the outbox of
+// DATABASE_URL and clears it.
+func takeEvents(t *testing.T) []string {
+	t.Helper()
+	pool, err := pgdb.Open(context.Background(), os.Getenv("DATABASE_URL"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	got := outboxtest.Types(outboxtest.Rows(t, pool))
+	outboxtest.Clear(t, pool)
+	return got
+}
+
+func expectEvents(t *testing.T, want ...string) {
+	t.Helper()
+	if got := takeEvents(t); !slices.Equal(got, want) {
+		t.Fatalf("events %q, want %q", got, want)
+	}
+}
+
 func TestAdminCommands(t *testing.T) {
 	newDatabase(t)
 	t.Run("admin commands refuse an unmigrated database", func(t *testing.T) {
@@ -60,7 +87,7 @@ func TestAdminCommands(t *testing.T) {
 			t.Fatalf("got %v", err)
 		}
 	})
-	if out := mustRun(t, "", "migrate", "up"); !strings.Contains(out, "database at version 1") {
+	if out := mustRun(t, "", "migrate", "up"); !strings.Contains(out, "database at version 2") {
 		t.Fatalf("migrate: %s", out)
 	}
 	if out := mustRun(t, "", "migrate", "status"); !strings.Contains(out, "current=true") {
@@ -68,7 +95,7 @@ func TestAdminCommands(t *testing.T) {
 	}
 	t.Run("migrate down and up again", func(t *testing.T) {
 		mustRun(t, "", "migrate", "down")
-		if out := mustRun(t, "", "migrate", "status"); !strings.Contains(out, "version 0 of 1") {
+		if out := mustRun(t, "", "migrate", "status"); !strings.Contains(out, "version 1 of 2") {
 			t.Fatalf("status: %s", out)
 		}
 		mustRun(t, "", "migrate", "up")
@@ -80,10 +107,12 @@ func TestAdminCommands(t *testing.T) {
 		if st["usersInserted"] != 5 || st["rolesInserted"] != 5 {
 			t.Fatalf("%v", st)
 		}
+		expectEvents(t, "user-updated user:1001", "user-updated user:1002", "user-updated user:1003", "user-updated user:1004", "user-updated user:1005")
 		out := mustRun(t, "", "import", usertest.DemoPath(t))
 		if !strings.Contains(out, "users: 0 new, 0 updated, 5 unchanged") || !strings.Contains(out, "passwords hashed: 0") {
 			t.Fatalf("%s", out)
 		}
+		expectEvents(t)
 	})
 	t.Run("import of a bad file names the record and stores nothing", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "bad.json")
@@ -113,6 +142,7 @@ func TestAdminCommands(t *testing.T) {
 		if _, err := run(t, "", "create", "--username", "yan", "--email", "bad", "--first-name", "Y", "--last-name", "Q", "--born-at", "1999-99-09"); err == nil {
 			t.Fatal("bad input accepted")
 		}
+		expectEvents(t, "user-updated user:1006")
 	})
 	t.Run("set-password", func(t *testing.T) {
 		if out := mustRun(t, "another password\n", "set-password", "1006"); !strings.Contains(out, "password of user 1006 set") {
@@ -127,6 +157,7 @@ func TestAdminCommands(t *testing.T) {
 		if _, err := run(t, "", "set-password", "1006"); err == nil {
 			t.Fatal("empty stdin accepted")
 		}
+		expectEvents(t) // the service view does not show the password
 	})
 	t.Run("roles create, grant, revoke", func(t *testing.T) {
 		out := mustRun(t, "", "roles", "create", "--name", "dealers", "--permissions", "con:read dealer:manage", "-o", "json")
@@ -136,6 +167,7 @@ func TestAdminCommands(t *testing.T) {
 		if _, err := run(t, "", "roles", "create", "--name", "dealers"); err == nil || !strings.Contains(err.Error(), "exists") {
 			t.Fatalf("duplicate: %v", err)
 		}
+		expectEvents(t)
 		out = mustRun(t, "", "roles", "grant", "1006", "6", "--scope", "convention", "-o", "json")
 		if !strings.Contains(out, `"scope": "convention"`) {
 			t.Fatalf("%s", out)
@@ -146,10 +178,12 @@ func TestAdminCommands(t *testing.T) {
 		if _, err := run(t, "", "roles", "grant", "1006", "6", "--scope", "forever"); err == nil {
 			t.Fatal("bad scope accepted")
 		}
+		expectEvents(t, "user-updated user:1006")
 		mustRun(t, "", "roles", "revoke", "1006", "6")
 		if _, err := run(t, "", "roles", "revoke", "1006", "6"); err == nil || !strings.Contains(err.Error(), "does not have role 6") {
 			t.Fatalf("again: %v", err)
 		}
+		expectEvents(t, "user-updated user:1006")
 	})
 	t.Run("generate", func(t *testing.T) {
 		out := mustRun(t, "", "generate", "--users", "300", "--roles", "4", "--seed", "9", "-o", "json")
@@ -158,6 +192,7 @@ func TestAdminCommands(t *testing.T) {
 		if res["firstUserId"] != 10_000_001 || res["lastUserId"] != 10_000_300 || res["firstRoleId"] != 7 {
 			t.Fatalf("%s", out)
 		}
+		expectEvents(t) // synthetic benchmark data has no events
 	})
 }
 
@@ -166,6 +201,21 @@ func TestServe(t *testing.T) {
 	mustRun(t, "", "migrate", "up")
 	mustRun(t, "", "import", usertest.DemoPath(t))
 	tokens := tokentest.New(t)
+	// auth's events endpoint: the serve process relays the import's events to it.
+	var mu sync.Mutex
+	var published []authapi.Event
+	auth := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var batch authapi.EventBatch
+		if r.Method != http.MethodPost || r.URL.Path != authapi.PathEvents || json.NewDecoder(r.Body).Decode(&batch) != nil {
+			http.Error(w, "no", http.StatusBadRequest)
+			return
+		}
+		mu.Lock()
+		published = append(published, batch.Events...)
+		mu.Unlock()
+		_ = json.NewEncoder(w).Encode(authapi.EventsAccepted{Accepted: len(batch.Events)})
+	}))
+	t.Cleanup(auth.Close)
 	pub, _ := testkit.FreePort()
 	internal, _ := testkit.FreePort()
 	for k, v := range map[string]string{
@@ -173,6 +223,7 @@ func TestServe(t *testing.T) {
 		"AUTH_ISSUER": "https://auth.test", "AUTH_JWKS_URL": tokens.JWKSURL, "CURSOR_KEY": strings.Repeat("k", 32),
 		"VOLUNTEERS_INTERNAL_URL": "http://127.0.0.1:1", "LOG_LEVEL": "error", "REDIS_URL": testkit.NewRedis(t),
 		"VOLUNTEERS_PUBLIC_URL": "http://127.0.0.1:1", "REGISTRATIONS_PUBLIC_URL": "http://127.0.0.1:1",
+		"AUTH_INTERNAL_URL": auth.URL,
 	} {
 		t.Setenv(k, v)
 	}
@@ -208,6 +259,23 @@ func TestServe(t *testing.T) {
 		cancel()
 		t.Fatalf("not ready: %v (serve: %v)", err, <-done)
 	}
+	err = testkit.Poll(ctx, 10*time.Second, func(context.Context) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(published) < 5 {
+			return fmt.Errorf("%d events published", len(published))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("the import's events were not relayed: %v", err)
+	}
+	mu.Lock()
+	if e := published[0]; len(published) != 5 || e.Type != "user-updated" || e.Source != "users" || e.Resource != "user:1001" ||
+		!strings.Contains(string(e.Data), `"username":"alice"`) {
+		t.Fatalf("published %+v", published)
+	}
+	mu.Unlock()
 	resp, err := http.Post(base+"/internal/credentials/verify", "application/json", strings.NewReader(`{"username":"bob","password":"bob demo password 2026"}`))
 	if err != nil || resp.StatusCode != 200 {
 		t.Fatalf("verify through the served binary: %v %v", err, resp)

@@ -81,6 +81,11 @@ func serveCommand() *cobra.Command {
 				Metrics:    httpapi.NewMetrics(rt.Server.Metrics),
 				Owners:     owners,
 			})
+
+			// The outbox relay: committed user events, rendered as the read API renders them, to auth.
+			if err := service.StartRelay(ctx, rt, cfg.AuthInternalURL, httpapi.RenderEvents); err != nil {
+				return err
+			}
 			return rt.Serve(ctx)
 		},
 	}

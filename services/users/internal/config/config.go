@@ -35,7 +35,8 @@ type Serve struct {
 	VolunteersPublicURL    string `env:"VOLUNTEERS_PUBLIC_URL,required"`
 	RegistrationsPublicURL string `env:"REGISTRATIONS_PUBLIC_URL,required"`
 	// AuthInternalURL is auth's internal listener, told when a role is taken
-	// from a user so that apps lose what the role allowed at once.
+	// from a user so that apps lose what the role allowed at once, and where
+	// the outbox relay hands the user events (empty: they wait in the outbox).
 	AuthInternalURL string `env:"AUTH_INTERNAL_URL"`
 }
 

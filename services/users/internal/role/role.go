@@ -70,10 +70,13 @@ type Store interface {
 	HeldBy(ctx context.Context, userIDs []int64, conventionID string) (map[int64][]Held, error)
 	// Grant adds the membership unless the user holds the role globally or
 	// for conventionID (ErrAlreadyHeld); ErrUserNotFound, ErrRoleNotFound.
-	// It is atomic against concurrent grants and revokes of the same user.
+	// It is atomic against concurrent grants and revokes of the same user,
+	// and writes the user's user-updated event (user.UpdatedEvent) in the
+	// same transaction.
 	Grant(ctx context.Context, userID, roleID int64, conventionID string, scope Scope) error
-	// Revoke removes the global membership and that of conventionID;
-	// ErrNotHeld when there is none, ErrUserNotFound, ErrRoleNotFound.
+	// Revoke removes the global membership and that of conventionID, with
+	// the user's user-updated event; ErrNotHeld when there is none,
+	// ErrUserNotFound, ErrRoleNotFound.
 	Revoke(ctx context.Context, userID, roleID int64, conventionID string) error
 	Create(ctx context.Context, r Role) error
 	NextID(ctx context.Context) (int64, error)

@@ -34,29 +34,31 @@ func (e *DuplicateError) Error() string { return e.Field + " is already used by 
 
 // Address is a postal address.
 type Address struct {
-	Line1   string
-	Line2   *string
-	City    string
-	State   string
-	Zipcode string
-	Country string
+	Line1   string  `json:"line1"`
+	Line2   *string `json:"line2"`
+	City    string  `json:"city"`
+	State   string  `json:"state"`
+	Zipcode string  `json:"zipcode"`
+	Country string  `json:"country"`
 }
 
-// User is a person.
+// User is a person. Read, it is also the payload of the user's events (its
+// JSON form is a storage format: events written by one release are rendered
+// by the next).
 type User struct {
-	ID                int64
-	Username          string
-	Email             string
-	EmailVerified     bool
-	IdentityVerified  bool
-	FirstName         string
-	LastName          string
-	PreferredName     *string
-	BornAt            time.Time // a date, UTC midnight
-	Phone             *string
-	Newsletter        bool
-	ProfilePictureURL *string
-	Address           *Address
+	ID                int64     `json:"id"`
+	Username          string    `json:"username"`
+	Email             string    `json:"email"`
+	EmailVerified     bool      `json:"emailVerified"`
+	IdentityVerified  bool      `json:"identityVerified"`
+	FirstName         string    `json:"firstName"`
+	LastName          string    `json:"lastName"`
+	PreferredName     *string   `json:"preferredName"`
+	BornAt            time.Time `json:"bornAt"` // a date, UTC midnight
+	Phone             *string   `json:"phone"`
+	Newsletter        bool      `json:"newsletter"`
+	ProfilePictureURL *string   `json:"profilePictureUrl"`
+	Address           *Address  `json:"address"`
 }
 
 // Summary is the part of a user other services show beside their own

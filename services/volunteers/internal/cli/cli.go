@@ -1,8 +1,9 @@
-// Package cli is the volunteers command tree: serve, migrate, import and generate.
+// Package cli is the volunteers command tree: serve, migrate, import, generate and delete.
 package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/eventreg/eventreg/libs/page"
 	"github.com/eventreg/eventreg/libs/pgdb"
 	"github.com/eventreg/eventreg/libs/service"
+	"github.com/eventreg/eventreg/libs/userid"
 	"github.com/eventreg/eventreg/libs/usersapi"
 	"github.com/eventreg/eventreg/services/volunteers/internal/config"
 	"github.com/eventreg/eventreg/services/volunteers/internal/volunteer"
@@ -29,6 +31,7 @@ func Root() *cobra.Command {
 		service.HealthcheckCommand(),
 		importCommand(),
 		generateCommand(),
+		deleteCommand(),
 	)
 	return root
 }
@@ -68,6 +71,10 @@ func Serve(ctx context.Context, cfg config.Serve) error {
 	svc := volunteer.NewService(volunteerstore.New(rt.Pool), users, cfg.ConventionID)
 	h := volunteerapi.New(svc, page.Paginator{Codec: deps.Cursor, Query: "volunteers.search"}, rt.Log)
 	volunteerapi.Register(rt.Server.Public, rt.Server.Internal, deps.ProtectedAndLimited, h) // token, scope, then the per-client rate limit
+	// The outbox relay: committed volunteer events, rendered as the read API renders them, to auth.
+	if err := service.StartRelay(ctx, rt, cfg.AuthInternalURL, volunteerapi.RenderEvents(users)); err != nil {
+		return err
+	}
 	return rt.Serve(ctx)
 }
 
@@ -163,5 +170,46 @@ func generateCommand() *cobra.Command {
 	cmd.Flags().Int64Var(&o.UsersTo, "users-to", 0, "highest user id (default: users-from + volunteers - 1)")
 	cmd.Flags().Int64Var(&o.Departments, "departments", 20, "departments 1..N to create when missing (leads: the first N users)")
 	cmd.Flags().StringVar(&o.ConventionID, "convention", "", "convention of the volunteers (default CONVENTION_ID)")
+	return cmd
+}
+
+func deleteCommand() *cobra.Command {
+	var convention, output string
+	cmd := &cobra.Command{
+		Use:   "delete USER_ID",
+		Short: "Delete a user's volunteer record (and tell webhook subscribers: volunteer-deleted)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, ok := userid.Parse(args[0])
+			if !ok {
+				return fmt.Errorf("USER_ID must be a positive whole number (got %q)", args[0])
+			}
+			if output != "text" && output != "json" {
+				return fmt.Errorf("-o must be text or json, not %q", output)
+			}
+			return withStore(cmd.Context(), func(cfg config.Admin, st *volunteerstore.Store) error {
+				if convention == "" {
+					convention = cfg.ConventionID
+				}
+				if convention == "" {
+					return fmt.Errorf("give --convention or set CONVENTION_ID")
+				}
+				_, err := st.Delete(cmd.Context(), convention, id)
+				if errors.Is(err, volunteer.ErrNotFound) {
+					return fmt.Errorf("user %d has no volunteer record in convention %s", id, convention)
+				}
+				if err != nil {
+					return err
+				}
+				if output == "json" {
+					return service.PrintJSON(cmd.OutOrStdout(), map[string]any{"conventionId": convention, "userId": id, "deleted": true})
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "deleted the volunteer record of user %d in convention %s\n", id, convention)
+				return nil
+			})
+		},
+	}
+	cmd.Flags().StringVar(&convention, "convention", "", "convention of the record (default CONVENTION_ID)")
+	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
 	return cmd
 }

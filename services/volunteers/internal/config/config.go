@@ -13,14 +13,16 @@ type Serve struct {
 	service.Base
 	service.Resource
 	service.UsersClient
+	// AuthEvents is where the outbox relay hands the volunteer events.
+	service.AuthEvents
 }
 
 // Validate checks what the types cannot.
 func (s *Serve) Validate() error {
-	return errors.Join(s.Resource.Validate(), s.UsersClient.Validate())
+	return errors.Join(s.Resource.Validate(), s.UsersClient.Validate(), s.AuthEvents.Validate())
 }
 
-// Admin is what the database commands (import, generate) need.
+// Admin is what the database commands (import, generate, delete) need.
 type Admin = service.AdminConfig
 
 // Load reads T from the environment.

@@ -35,21 +35,23 @@ type Choice struct {
 
 // Assignment is a choice with the department's name, as read.
 type Assignment struct {
-	DepartmentID int64
-	Name         string
-	States       []string
+	DepartmentID int64    `json:"id"`
+	Name         string   `json:"name"`
+	States       []string `json:"states"`
 }
 
-// Volunteer is one user's volunteer application for one convention.
+// Volunteer is one user's volunteer application for one convention. Read,
+// it is also the payload of the volunteer's events (its JSON form is a
+// storage format: events written by one release are rendered by the next).
 type Volunteer struct {
-	ConventionID   string
-	UserID         int64
-	ContactMethods []ContactMethod
-	Choices        []Choice     // written
-	Departments    []Assignment // read
-	Options        []eventoption.Option
-	CreatedAt      time.Time
-	UpdatedAt      time.Time
+	ConventionID   string               `json:"conventionId"`
+	UserID         int64                `json:"userId"`
+	ContactMethods []ContactMethod      `json:"contactMethods"`
+	Choices        []Choice             `json:"-"`           // written
+	Departments    []Assignment         `json:"departments"` // read
+	Options        []eventoption.Option `json:"options"`
+	CreatedAt      time.Time            `json:"createdAt"`
+	UpdatedAt      time.Time            `json:"updatedAt"`
 }
 
 // Department is a volunteer department of the organization.

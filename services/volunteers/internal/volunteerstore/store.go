@@ -113,11 +113,8 @@ func scan(row pgx.Row) (volunteer.Volunteer, error) {
 	if err := row.Scan(&v.ConventionID, &v.UserID, &contacts, &options, &v.CreatedAt, &v.UpdatedAt, &departments); err != nil {
 		return v, err
 	}
-	if err := json.Unmarshal(contacts, &v.ContactMethods); err != nil {
-		return v, fmt.Errorf("decoding the contact methods of user %d: %w", v.UserID, err)
-	}
-	if err := json.Unmarshal(options, &v.Options); err != nil {
-		return v, fmt.Errorf("decoding the options of user %d: %w", v.UserID, err)
+	if err := decodeStored(&v, contacts, options); err != nil {
+		return v, err
 	}
 	var deps []struct {
 		ID     int64    `json:"id"`
@@ -132,4 +129,16 @@ func scan(row pgx.Row) (volunteer.Volunteer, error) {
 		v.Departments[i] = volunteer.Assignment{DepartmentID: d.ID, Name: d.Name, States: d.States}
 	}
 	return v, nil
+}
+
+// decodeStored fills the contact methods and options of v from their
+// stored JSON.
+func decodeStored(v *volunteer.Volunteer, contacts, options []byte) error {
+	if err := json.Unmarshal(contacts, &v.ContactMethods); err != nil {
+		return fmt.Errorf("decoding the contact methods of user %d: %w", v.UserID, err)
+	}
+	if err := json.Unmarshal(options, &v.Options); err != nil {
+		return fmt.Errorf("decoding the options of user %d: %w", v.UserID, err)
+	}
+	return nil
 }

@@ -6,11 +6,13 @@ package loaddb
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/eventreg/eventreg/libs/fixture"
+	"github.com/eventreg/eventreg/libs/outbox"
 	"github.com/eventreg/eventreg/services/users/internal/dataload"
 	"github.com/eventreg/eventreg/services/users/internal/role"
 	"github.com/eventreg/eventreg/services/users/internal/user"
@@ -54,7 +56,9 @@ func (s *Store) PasswordHashes(ctx context.Context, ids []int64) (map[int64]stri
 	return out, nil
 }
 
-// Import implements dataload.Store.
+// Import implements dataload.Store. A user it creates, whose service view
+// it changes or whose memberships it changes gets one user-updated event,
+// carrying the user as read at the end, in the same transaction.
 func (s *Store) Import(ctx context.Context, b dataload.Batch) (dataload.Stats, error) {
 	var st dataload.Stats
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
@@ -62,19 +66,21 @@ func (s *Store) Import(ctx context.Context, b dataload.Batch) (dataload.Stats, e
 		if err := importRoles(ctx, tx, b.Roles, &st, &problems); err != nil {
 			return err
 		}
-		if err := importUsers(ctx, tx, b.Users, &st, &problems); err != nil {
+		changed, err := importUsers(ctx, tx, b.Users, &st, &problems)
+		if err != nil {
 			return err
 		}
 		if len(problems) > 0 {
 			return &dataload.RejectedError{Problems: problems}
 		}
-		if err := importMemberships(ctx, tx, b, &st, &problems); err != nil {
+		members, err := importMemberships(ctx, tx, b, &st, &problems)
+		if err != nil {
 			return err
 		}
 		if len(problems) > 0 {
 			return &dataload.RejectedError{Problems: problems}
 		}
-		return nil
+		return writeEvents(ctx, tx, append(changed, members...))
 	})
 	if err != nil {
 		return dataload.Stats{}, err
@@ -126,16 +132,27 @@ func importRoles(ctx context.Context, tx pgx.Tx, roles []role.Role, st *dataload
 	return nil
 }
 
-func importUsers(ctx context.Context, tx pgx.Tx, users []dataload.UserRow, st *dataload.Stats, problems *fixture.Problems) error {
+// viewColumns are the user columns the service view (GET /api/v0/users/{id},
+// httpapi's toUserView) shows: an import changing one of them writes the
+// user's event.
+const viewColumns = `username, email, email_verified, first_name, last_name, preferred_name, phone,
+	address_line1, address_line2, address_city, address_state, address_zipcode, address_country`
+
+// oldViewColumns are viewColumns of the stored row u.
+var oldViewColumns = "u." + strings.Join(strings.Fields(viewColumns), " u.")
+
+// importUsers upserts the users and returns the ids of those it inserted or
+// whose service view it changed.
+func importUsers(ctx context.Context, tx pgx.Tx, users []dataload.UserRow, st *dataload.Stats, problems *fixture.Problems) ([]int64, error) {
 	if _, err := tx.Exec(ctx, `CREATE TEMP TABLE import_users (LIKE users INCLUDING DEFAULTS) ON COMMIT DROP;
 		ALTER TABLE import_users ADD PRIMARY KEY (id)`); err != nil {
-		return fmt.Errorf("preparing the user import: %w", err)
+		return nil, fmt.Errorf("preparing the user import: %w", err)
 	}
 	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"import_users"}, userColumns,
 		pgx.CopyFromSlice(len(users), func(i int) ([]any, error) {
 			return values(users[i].User, users[i].PasswordHash), nil
 		})); err != nil {
-		return fmt.Errorf("copying users: %w", err)
+		return nil, fmt.Errorf("copying users: %w", err)
 	}
 	// Usernames and emails held by stored users the file does not change.
 	for _, col := range []string{"username", "email"} {
@@ -144,7 +161,7 @@ func importUsers(ctx context.Context, tx pgx.Tx, users []dataload.UserRow, st *d
 			WHERE NOT EXISTS (SELECT 1 FROM import_users j WHERE j.id = u.id AND lower(j.`+col+`) <> lower(u.`+col+`))
 			ORDER BY i.id LIMIT 50`)
 		if err != nil {
-			return fmt.Errorf("checking %ss: %w", col, err)
+			return nil, fmt.Errorf("checking %ss: %w", col, err)
 		}
 		var id, other int64
 		var value string
@@ -152,11 +169,11 @@ func importUsers(ctx context.Context, tx pgx.Tx, users []dataload.UserRow, st *d
 			problems.Addf("user %d: %s: %q is already used by stored user %d (case is ignored)", id, col, value, other)
 			return nil
 		}); err != nil {
-			return fmt.Errorf("checking %ss: %w", col, err)
+			return nil, fmt.Errorf("checking %ss: %w", col, err)
 		}
 	}
 	if len(*problems) > 0 {
-		return nil
+		return nil, nil
 	}
 	set, cmp, exc := "", "", ""
 	for i, c := range userColumns[1:] {
@@ -174,27 +191,34 @@ func importUsers(ctx context.Context, tx pgx.Tx, users []dataload.UserRow, st *d
 		}
 		cols += c
 	}
-	err := tx.QueryRow(ctx, `WITH up AS (
+	var changed []int64
+	err := tx.QueryRow(ctx, `WITH old AS (
+			SELECT u.id, (`+oldViewColumns+`) AS view FROM users u JOIN import_users i USING (id)
+		), up AS (
 			INSERT INTO users (`+cols+`) SELECT `+cols+` FROM import_users
 			ON CONFLICT (id) DO UPDATE SET `+set+`, updated_at = now()
 			WHERE (`+cmp+`) IS DISTINCT FROM (`+exc+`)
-			RETURNING (xmax = 0) AS inserted)
-		SELECT count(*) FILTER (WHERE inserted), count(*) FILTER (WHERE NOT inserted) FROM up`).Scan(&st.UsersInserted, &st.UsersUpdated)
+			RETURNING id, (xmax = 0) AS inserted, (`+viewColumns+`) AS view)
+		SELECT count(*) FILTER (WHERE up.inserted), count(*) FILTER (WHERE NOT up.inserted),
+			coalesce(array_agg(up.id) FILTER (WHERE up.inserted OR up.view IS DISTINCT FROM old.view), '{}')
+		FROM up LEFT JOIN old USING (id)`).Scan(&st.UsersInserted, &st.UsersUpdated, &changed)
 	if err != nil {
 		if field := userdb.DuplicateField(err); field != "" {
 			problems.Addf("users: two users would have the same %s after the import (values swapped between stored users?)", field)
-			return nil
+			return nil, nil
 		}
-		return fmt.Errorf("storing users: %w", err)
+		return nil, fmt.Errorf("storing users: %w", err)
 	}
 	st.UsersUnchanged = int64(len(users)) - st.UsersInserted - st.UsersUpdated
-	return nil
+	return changed, nil
 }
 
-func importMemberships(ctx context.Context, tx pgx.Tx, b dataload.Batch, st *dataload.Stats, problems *fixture.Problems) error {
+// importMemberships sets the memberships of the users that list roles and
+// returns the ids of the users whose memberships it changed.
+func importMemberships(ctx context.Context, tx pgx.Tx, b dataload.Batch, st *dataload.Stats, problems *fixture.Problems) ([]int64, error) {
 	if _, err := tx.Exec(ctx, `CREATE TEMP TABLE import_owners (user_id bigint PRIMARY KEY) ON COMMIT DROP;
 		CREATE TEMP TABLE import_members (role_id bigint, user_id bigint, convention_id text, PRIMARY KEY (role_id, user_id, convention_id)) ON COMMIT DROP`); err != nil {
-		return fmt.Errorf("preparing the membership import: %w", err)
+		return nil, fmt.Errorf("preparing the membership import: %w", err)
 	}
 	var owners [][]any
 	var members [][]any
@@ -208,41 +232,67 @@ func importMemberships(ctx context.Context, tx pgx.Tx, b dataload.Batch, st *dat
 		}
 	}
 	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"import_owners"}, []string{"user_id"}, pgx.CopyFromRows(owners)); err != nil {
-		return fmt.Errorf("copying membership owners: %w", err)
+		return nil, fmt.Errorf("copying membership owners: %w", err)
 	}
 	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"import_members"}, []string{"role_id", "user_id", "convention_id"}, pgx.CopyFromRows(members)); err != nil {
-		return fmt.Errorf("copying memberships: %w", err)
+		return nil, fmt.Errorf("copying memberships: %w", err)
 	}
 	rows, err := tx.Query(ctx, `SELECT x.user_id, x.role_id FROM import_members x
 		WHERE NOT EXISTS (SELECT 1 FROM roles r WHERE r.id = x.role_id) ORDER BY x.user_id, x.role_id LIMIT 50`)
 	if err != nil {
-		return fmt.Errorf("checking membership roles: %w", err)
+		return nil, fmt.Errorf("checking membership roles: %w", err)
 	}
 	var uid, rid int64
 	if _, err := pgx.ForEachRow(rows, []any{&uid, &rid}, func() error {
 		problems.Addf("user %d: roles: role %d is neither in the file nor stored", uid, rid)
 		return nil
 	}); err != nil {
-		return fmt.Errorf("checking membership roles: %w", err)
+		return nil, fmt.Errorf("checking membership roles: %w", err)
 	}
 	if len(*problems) > 0 {
+		return nil, nil
+	}
+	var removedFrom, addedTo []int64
+	err = tx.QueryRow(ctx, `WITH d AS (
+			DELETE FROM role_members m USING import_owners o
+			WHERE m.user_id = o.user_id AND m.convention_id IN ('', $1)
+			  AND NOT EXISTS (SELECT 1 FROM import_members x WHERE x.role_id = m.role_id AND x.user_id = m.user_id AND x.convention_id = m.convention_id)
+			RETURNING m.user_id)
+		SELECT count(*), coalesce(array_agg(DISTINCT user_id), '{}') FROM d`,
+		b.ConventionID).Scan(&st.MembershipsRemoved, &removedFrom)
+	if err != nil {
+		return nil, fmt.Errorf("removing memberships: %w", err)
+	}
+	err = tx.QueryRow(ctx, `WITH i AS (
+			INSERT INTO role_members (role_id, user_id, convention_id)
+			SELECT role_id, user_id, convention_id FROM import_members ON CONFLICT DO NOTHING
+			RETURNING user_id)
+		SELECT count(*), coalesce(array_agg(DISTINCT user_id), '{}') FROM i`).Scan(&st.MembershipsAdded, &addedTo)
+	if err != nil {
+		return nil, fmt.Errorf("adding memberships: %w", err)
+	}
+	return append(removedFrom, addedTo...), nil
+}
+
+// writeEvents writes the user-updated event of each of ids (duplicates
+// allowed), carrying the user as read now; the rows are locked first, so
+// that each user's events are in commit order.
+func writeEvents(ctx context.Context, tx pgx.Tx, ids []int64) error {
+	if len(ids) == 0 {
 		return nil
 	}
-	tag, err := tx.Exec(ctx, `DELETE FROM role_members m USING import_owners o
-		WHERE m.user_id = o.user_id AND m.convention_id IN ('', $1)
-		  AND NOT EXISTS (SELECT 1 FROM import_members x WHERE x.role_id = m.role_id AND x.user_id = m.user_id AND x.convention_id = m.convention_id)`,
-		b.ConventionID)
+	rows, err := tx.Query(ctx, `SELECT `+userdb.Columns+` FROM users u WHERE u.id = ANY($1) ORDER BY u.id FOR UPDATE`, ids)
 	if err != nil {
-		return fmt.Errorf("removing memberships: %w", err)
+		return fmt.Errorf("reading the changed users: %w", err)
 	}
-	st.MembershipsRemoved = tag.RowsAffected()
-	tag, err = tx.Exec(ctx, `INSERT INTO role_members (role_id, user_id, convention_id)
-		SELECT role_id, user_id, convention_id FROM import_members ON CONFLICT DO NOTHING`)
+	events, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (outbox.Event, error) {
+		u, err := userdb.Scan(r)
+		return user.UpdatedEvent(u), err
+	})
 	if err != nil {
-		return fmt.Errorf("adding memberships: %w", err)
+		return fmt.Errorf("reading the changed users: %w", err)
 	}
-	st.MembershipsAdded = tag.RowsAffected()
-	return nil
+	return outbox.Add(ctx, tx, events...)
 }
 
 func uniqueViolation(err error) bool { return userdb.DuplicateField(err) != "" }

@@ -10,8 +10,11 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/eventreg/eventreg/libs/outbox"
 	"github.com/eventreg/eventreg/libs/page"
 	"github.com/eventreg/eventreg/services/users/internal/role"
+	"github.com/eventreg/eventreg/services/users/internal/user"
+	"github.com/eventreg/eventreg/services/users/internal/user/userdb"
 )
 
 // Store implements role.Store.
@@ -87,35 +90,38 @@ func (s *Store) HeldBy(ctx context.Context, userIDs []int64, conventionID string
 }
 
 // lockMembership starts the checks of a grant or revoke inside tx: it locks
-// the user's row, so that changes to one user's roles run one at a time, and
-// checks the role exists.
-func lockMembership(ctx context.Context, tx pgx.Tx, userID, roleID int64) error {
-	var one int
-	err := tx.QueryRow(ctx, `SELECT 1 FROM users WHERE id = $1 FOR UPDATE`, userID).Scan(&one)
+// the user's row, so that changes to one user's roles run one at a time (and
+// their events are in commit order), checks the role exists, and returns
+// the user as read, for the user-updated event of the change.
+func lockMembership(ctx context.Context, tx pgx.Tx, userID, roleID int64) (user.User, error) {
+	u, err := userdb.Scan(tx.QueryRow(ctx, `SELECT `+userdb.Columns+` FROM users u WHERE u.id = $1 FOR UPDATE`, userID))
 	if errors.Is(err, pgx.ErrNoRows) {
-		return role.ErrUserNotFound
+		return u, role.ErrUserNotFound
 	}
 	if err != nil {
-		return fmt.Errorf("locking user %d: %w", userID, err)
+		return u, fmt.Errorf("locking user %d: %w", userID, err)
 	}
+	var one int
 	err = tx.QueryRow(ctx, `SELECT 1 FROM roles WHERE id = $1`, roleID).Scan(&one)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return role.ErrRoleNotFound
+		return u, role.ErrRoleNotFound
 	}
 	if err != nil {
-		return fmt.Errorf("reading role %d: %w", roleID, err)
+		return u, fmt.Errorf("reading role %d: %w", roleID, err)
 	}
-	return nil
+	return u, nil
 }
 
-// Grant implements role.Store.
+// Grant implements role.Store, writing the user's user-updated event with
+// the membership.
 func (s *Store) Grant(ctx context.Context, userID, roleID int64, conventionID string, scope role.Scope) error {
 	conv := ""
 	if scope == role.Convention {
 		conv = conventionID
 	}
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if err := lockMembership(ctx, tx, userID, roleID); err != nil {
+		u, err := lockMembership(ctx, tx, userID, roleID)
+		if err != nil {
 			return err
 		}
 		tag, err := tx.Exec(ctx, `INSERT INTO role_members (role_id, user_id, convention_id)
@@ -128,14 +134,16 @@ func (s *Store) Grant(ctx context.Context, userID, roleID int64, conventionID st
 		if tag.RowsAffected() == 0 {
 			return role.ErrAlreadyHeld
 		}
-		return nil
+		return outbox.Add(ctx, tx, user.UpdatedEvent(u))
 	})
 }
 
-// Revoke implements role.Store.
+// Revoke implements role.Store, writing the user's user-updated event with
+// the removal.
 func (s *Store) Revoke(ctx context.Context, userID, roleID int64, conventionID string) error {
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if err := lockMembership(ctx, tx, userID, roleID); err != nil {
+		u, err := lockMembership(ctx, tx, userID, roleID)
+		if err != nil {
 			return err
 		}
 		tag, err := tx.Exec(ctx, `DELETE FROM role_members WHERE role_id = $1 AND user_id = $2 AND convention_id IN ('', $3)`,
@@ -146,7 +154,7 @@ func (s *Store) Revoke(ctx context.Context, userID, roleID int64, conventionID s
 		if tag.RowsAffected() == 0 {
 			return role.ErrNotHeld
 		}
-		return nil
+		return outbox.Add(ctx, tx, user.UpdatedEvent(u))
 	})
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/eventreg/eventreg/libs/outbox"
 	"github.com/eventreg/eventreg/libs/page"
 	"github.com/eventreg/eventreg/services/users/internal/user"
 )
@@ -160,19 +161,27 @@ func (s *Store) Credentials(ctx context.Context, login string) (int64, string, e
 	return id, *hash, nil
 }
 
-// Create implements user.Store.
+// Create implements user.Store: the user and its user-updated event (a
+// new user's service view appears), in one transaction.
 func (s *Store) Create(ctx context.Context, u user.User, passwordHash *string) error {
 	a := u.Address
 	if a == nil {
 		a = &user.Address{}
 	}
-	_, err := s.pool.Exec(ctx, `INSERT INTO users (id, username, email, password_hash, email_verified, identity_verified,
-		first_name, last_name, preferred_name, born_at, phone, newsletter, profile_picture_url,
-		address_line1, address_line2, address_city, address_state, address_zipcode, address_country)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`,
-		u.ID, u.Username, u.Email, passwordHash, u.EmailVerified, u.IdentityVerified,
-		u.FirstName, u.LastName, u.PreferredName, u.BornAt, u.Phone, u.Newsletter, u.ProfilePictureURL,
-		ifAddr(u, a.Line1), ifAddrPtr(u, a.Line2), ifAddr(u, a.City), ifAddr(u, a.State), ifAddr(u, a.Zipcode), ifAddr(u, a.Country))
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		stored, err := Scan(tx.QueryRow(ctx, `INSERT INTO users AS u (id, username, email, password_hash, email_verified, identity_verified,
+			first_name, last_name, preferred_name, born_at, phone, newsletter, profile_picture_url,
+			address_line1, address_line2, address_city, address_state, address_zipcode, address_country)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
+			RETURNING `+Columns,
+			u.ID, u.Username, u.Email, passwordHash, u.EmailVerified, u.IdentityVerified,
+			u.FirstName, u.LastName, u.PreferredName, u.BornAt, u.Phone, u.Newsletter, u.ProfilePictureURL,
+			ifAddr(u, a.Line1), ifAddrPtr(u, a.Line2), ifAddr(u, a.City), ifAddr(u, a.State), ifAddr(u, a.Zipcode), ifAddr(u, a.Country)))
+		if err != nil {
+			return err
+		}
+		return outbox.Add(ctx, tx, user.UpdatedEvent(stored))
+	})
 	if err != nil {
 		if field := DuplicateField(err); field != "" {
 			return &user.DuplicateError{Field: field}

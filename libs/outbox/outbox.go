@@ -1,0 +1,115 @@
+package outbox
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/propagation"
+)
+
+// Channel is the NOTIFY channel Add signals and the relay listens on.
+const Channel = "outbox"
+
+// Schema is the SQL of the tables a producing service's migration creates.
+// Copy it into a migration file (a released migration never changes, this
+// constant may): the tests of this package create their tables from it.
+// event_id defaults to gen_random_uuid() so that COPY, which leaves it out,
+// gets one per row.
+const Schema = `
+CREATE TABLE outbox (
+    id          bigserial   PRIMARY KEY,
+    event_id    uuid        NOT NULL DEFAULT gen_random_uuid(),
+    type        text        NOT NULL,
+    resource    text        NOT NULL,
+    payload     jsonb       NOT NULL,
+    traceparent text,
+    created_at  timestamptz NOT NULL DEFAULT clock_timestamp()
+);
+CREATE TABLE outbox_dead (
+    id          bigint      PRIMARY KEY,
+    event_id    uuid        NOT NULL,
+    type        text        NOT NULL,
+    resource    text        NOT NULL,
+    payload     jsonb       NOT NULL,
+    traceparent text,
+    created_at  timestamptz NOT NULL,
+    failed_at   timestamptz NOT NULL DEFAULT now(),
+    error       text        NOT NULL
+);
+`
+
+// Event is one change to write with Add.
+type Event struct {
+	// Type is one of authapi.EventTypes.
+	Type string
+	// Resource names the object ("volunteer:<conventionId>:<userId>",
+	// "registration:<conventionId>:<userId>", "user:<id>").
+	Resource string
+	// Payload is a JSON-marshalable snapshot of the object as committed,
+	// in the form the service's Render decodes.
+	Payload any
+}
+
+// copyFrom is the number of events from which Add uses COPY: below it one
+// INSERT (one round trip) is cheaper than COPY's two or three.
+const copyFrom = 64
+
+const insertSQL = `WITH ins AS (
+		INSERT INTO outbox (type, resource, payload, traceparent)
+		SELECT t, r, p::jsonb, $4 FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS x(t, r, p, n)
+		ORDER BY n
+		RETURNING 1)
+	SELECT pg_notify('` + Channel + `', '') FROM (SELECT count(*) FROM ins) c`
+
+// Add writes events into the outbox in tx, in the order given, and
+// notifies the relay (at commit). Nothing is written when a payload does
+// not marshal.
+func Add(ctx context.Context, tx pgx.Tx, events ...Event) error {
+	if len(events) == 0 {
+		return nil
+	}
+	var traceparent *string
+	if tp := TraceParent(ctx); tp != "" {
+		traceparent = &tp
+	}
+	payloads := make([][]byte, len(events))
+	for i, e := range events {
+		b, err := json.Marshal(e.Payload)
+		if err != nil {
+			return fmt.Errorf("outbox: encoding the payload of a %s event of %s: %w", e.Type, e.Resource, err)
+		}
+		payloads[i] = b
+	}
+	if len(events) < copyFrom {
+		types, resources, texts := make([]string, len(events)), make([]string, len(events)), make([]string, len(events))
+		for i, e := range events {
+			types[i], resources[i], texts[i] = e.Type, e.Resource, string(payloads[i])
+		}
+		if _, err := tx.Exec(ctx, insertSQL, types, resources, texts, traceparent); err != nil {
+			return fmt.Errorf("outbox: writing %d events: %w", len(events), err)
+		}
+		return nil
+	}
+	_, err := tx.CopyFrom(ctx, pgx.Identifier{"outbox"}, []string{"type", "resource", "payload", "traceparent"},
+		pgx.CopyFromSlice(len(events), func(i int) ([]any, error) {
+			return []any{events[i].Type, events[i].Resource, payloads[i], traceparent}, nil
+		}))
+	if err != nil {
+		return fmt.Errorf("outbox: copying %d events: %w", len(events), err)
+	}
+	if _, err := tx.Exec(ctx, `SELECT pg_notify('`+Channel+`', '')`); err != nil {
+		return fmt.Errorf("outbox: notifying the relay: %w", err)
+	}
+	return nil
+}
+
+// TraceParent returns the W3C traceparent of the span in ctx as the global
+// propagator writes it, or "" when there is none.
+func TraceParent(ctx context.Context) string {
+	carrier := propagation.MapCarrier{}
+	otel.GetTextMapPropagator().Inject(ctx, carrier)
+	return carrier.Get("traceparent")
+}

@@ -1,0 +1,108 @@
+package webhook
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/eventreg/eventreg/libs/authapi"
+)
+
+// Bounds of an event's fields.
+const (
+	maxResourceLength = 200
+	maxSourceLength   = 100
+)
+
+// Ingest stores a batch of committed events (in commit order) and fans
+// each new one out to the subscriptions that want it. It returns how many
+// events were new. A batch with one bad event stores nothing.
+func (s *Service) Ingest(ctx context.Context, batch []authapi.Event) (int, error) {
+	if len(batch) > MaxBatch {
+		return 0, &InvalidError{Message: fmt.Sprintf("A batch holds at most %d events.", MaxBatch),
+			Fields: map[string]string{"events": fmt.Sprintf("must hold at most %d events", MaxBatch)}}
+	}
+	events := make([]Event, 0, len(batch))
+	fields := map[string]string{}
+	for i, in := range batch {
+		ev, field, problem := toEvent(in)
+		if problem != "" {
+			fields[fmt.Sprintf("events[%d].%s", i, field)] = problem
+			continue
+		}
+		events = append(events, ev)
+	}
+	if err := invalid("The event batch is not valid; nothing was stored.", fields); err != nil {
+		return 0, err
+	}
+	if len(events) == 0 {
+		return 0, nil
+	}
+	types, err := s.store.Ingest(ctx, events, authapi.EventScopes)
+	if err != nil {
+		return 0, err
+	}
+	for _, t := range types {
+		s.metrics.eventReceived(t)
+	}
+	return len(types), nil
+}
+
+// toEvent checks a received event and builds its delivery body; on a
+// problem it names the field.
+func toEvent(in authapi.Event) (ev Event, field, problem string) {
+	id, ok := ParseID(in.ID)
+	switch {
+	case !ok:
+		return ev, "id", "must be a UUID"
+	case authapi.EventScopes[in.Type] == "":
+		return ev, "type", fmt.Sprintf("%q is not an event type", in.Type)
+	case in.Source == "" || len(in.Source) > maxSourceLength:
+		return ev, "source", fmt.Sprintf("must be 1 to %d bytes", maxSourceLength)
+	case in.Resource == "" || len(in.Resource) > maxResourceLength:
+		return ev, "resource", fmt.Sprintf("must be 1 to %d bytes", maxResourceLength)
+	case in.OccurredAt.IsZero():
+		return ev, "occurredAt", "is required"
+	case len(bytes.TrimSpace(in.Data)) == 0:
+		return ev, "data", "is required"
+	case in.TraceParent != "" && !validTraceParent(in.TraceParent):
+		return ev, "traceparent", "must be a W3C traceparent"
+	}
+	body, err := Body(in.Type, in.Data)
+	if err != nil {
+		return ev, "data", "must be JSON"
+	}
+	return Event{ID: id, Type: in.Type, Source: in.Source, Resource: in.Resource, Body: body,
+		OccurredAt: in.OccurredAt, TraceParent: in.TraceParent}, "", ""
+}
+
+// Body is the request body of a delivery: {"event":TYPE,"data":DATA},
+// DATA compacted. It is built once per event, so every attempt sends the
+// same bytes (and the same body_sha256).
+func Body(eventType string, data json.RawMessage) ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteString(`{"event":`)
+	t, err := json.Marshal(eventType)
+	if err != nil {
+		return nil, err
+	}
+	b.Write(t)
+	b.WriteString(`,"data":`)
+	if err := json.Compact(&b, data); err != nil {
+		return nil, err
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// spanContextOf parses a W3C traceparent (invalid: an empty context).
+func spanContextOf(traceparent string) trace.SpanContext {
+	carrier := propagation.MapCarrier{"traceparent": traceparent}
+	return trace.SpanContextFromContext(propagation.TraceContext{}.Extract(context.Background(), carrier))
+}
+
+func validTraceParent(tp string) bool { return len(tp) <= 128 && spanContextOf(tp).IsValid() }

@@ -1,0 +1,186 @@
+package webhook
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/netip"
+	"net/url"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Policy decides which targets webhooks may reach: public addresses, and
+// those inside the operator's allowed networks (WEBHOOK_ALLOWED_NETWORKS).
+// CheckURL applies it when a subscription is made or changed; Control
+// applies it to every connection the dispatcher opens, after the name was
+// resolved, so a name that resolves elsewhere later (DNS rebinding) is
+// refused all the same.
+type Policy struct {
+	allowed  []netip.Prefix
+	resolver Resolver
+}
+
+// Resolver resolves host names (*net.Resolver).
+type Resolver interface {
+	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
+}
+
+// resolveTimeout bounds the name lookup of CheckURL.
+const resolveTimeout = 3 * time.Second
+
+// blocked are the ranges no webhook reaches unless allowed: loopback,
+// private, shared (CGNAT), link-local, "this network", reserved and
+// broadcast, and the IPv6 prefixes that embed an IPv4 address (NAT64).
+// Unspecified and multicast addresses are refused by netip's predicates.
+var blocked = func() []netip.Prefix {
+	var out []netip.Prefix
+	for _, s := range []string{
+		"0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16", "172.16.0.0/12",
+		"192.0.0.0/24", "192.168.0.0/16", "198.18.0.0/15", "240.0.0.0/4",
+		"::1/128", "fc00::/7", "fe80::/10", "64:ff9b::/96", "64:ff9b:1::/48",
+	} {
+		out = append(out, netip.MustParsePrefix(s))
+	}
+	return out
+}()
+
+// NewPolicy returns the policy allowing, beside public addresses, those in
+// allowed.
+func NewPolicy(allowed []netip.Prefix) *Policy {
+	return &Policy{allowed: allowed, resolver: net.DefaultResolver}
+}
+
+// WithResolver returns a copy of p that resolves names with r (tests).
+func (p *Policy) WithResolver(r Resolver) *Policy {
+	c := *p
+	c.resolver = r
+	return &c
+}
+
+// Public reports whether a is a public unicast address.
+func Public(a netip.Addr) bool {
+	a = a.Unmap()
+	if !a.IsValid() || a.IsUnspecified() || a.IsMulticast() || a.IsLoopback() || a.IsPrivate() ||
+		a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast() || a.IsInterfaceLocalMulticast() || a == netip.IPv4Unspecified() {
+		return false
+	}
+	if a.Is4() && a == netip.AddrFrom4([4]byte{255, 255, 255, 255}) {
+		return false
+	}
+	for _, b := range blocked {
+		if b.Contains(a) {
+			return false
+		}
+	}
+	return true
+}
+
+// inAllowed reports whether a is inside the operator's allowed networks.
+func (p *Policy) inAllowed(a netip.Addr) bool {
+	a = a.Unmap()
+	for _, n := range p.allowed {
+		if n.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// Permits reports whether a webhook may connect to a.
+func (p *Policy) Permits(a netip.Addr) bool { return Public(a) || p.inAllowed(a) }
+
+// RefusedError is a connection the policy refused.
+type RefusedError struct{ Addr netip.Addr }
+
+func (e *RefusedError) Error() string {
+	return "refused: " + e.Addr.String() + " is not a public address (nor in WEBHOOK_ALLOWED_NETWORKS)"
+}
+
+// Control is a net.Dialer Control function: it refuses to connect to an
+// address the policy does not permit. It sees the address being connected
+// to, after any name resolution.
+func (p *Policy) Control(_, address string, _ syscall.RawConn) error {
+	ap, err := netip.ParseAddrPort(address)
+	if err != nil {
+		return fmt.Errorf("refused: unexpected address %q", address)
+	}
+	if !p.Permits(ap.Addr()) {
+		return &RefusedError{Addr: ap.Addr().Unmap()}
+	}
+	return nil
+}
+
+// CheckURL returns what is wrong with raw as a webhook target, "" when
+// nothing is: an absolute https URL (http only when every address of the
+// host is inside the allowed networks), without user info or fragment, at
+// most MaxURLLength bytes, whose host resolves only to permitted addresses.
+func (p *Policy) CheckURL(ctx context.Context, raw string) string {
+	if raw == "" {
+		return "is required"
+	}
+	if len(raw) > MaxURLLength {
+		return fmt.Sprintf("must be at most %d bytes", MaxURLLength)
+	}
+	u, err := url.Parse(raw)
+	switch {
+	case err != nil || !u.IsAbs() || u.Opaque != "" || u.Host == "":
+		return "must be an absolute URL such as https://example.org/hooks"
+	case u.Scheme != "https" && u.Scheme != "http":
+		return "must be an https URL"
+	case u.User != nil:
+		return "must not carry a user name or password"
+	case u.Fragment != "" || strings.Contains(raw, "#"):
+		return "must not have a fragment"
+	case strings.ContainsAny(raw, " \t\r\n"):
+		return "must not contain spaces"
+	}
+	host := u.Hostname()
+	if port := u.Port(); port != "" && !validPort(port) {
+		return "has an invalid port"
+	}
+	addrs, problem := p.resolve(ctx, host)
+	if problem != "" {
+		return problem
+	}
+	allInAllowed := true
+	for _, a := range addrs {
+		if !p.Permits(a) {
+			return fmt.Sprintf("resolves to %s, which is not a public address", a.Unmap())
+		}
+		allInAllowed = allInAllowed && p.inAllowed(a)
+	}
+	if u.Scheme == "http" && !allInAllowed {
+		return "must be an https URL (http only for hosts inside WEBHOOK_ALLOWED_NETWORKS)"
+	}
+	return ""
+}
+
+// resolve returns the addresses of host (an IP literal or a name).
+func (p *Policy) resolve(ctx context.Context, host string) ([]netip.Addr, string) {
+	if a, err := netip.ParseAddr(host); err == nil {
+		return []netip.Addr{a}, ""
+	}
+	ctx, cancel := context.WithTimeout(ctx, resolveTimeout)
+	defer cancel()
+	addrs, err := p.resolver.LookupNetIP(ctx, "ip", host)
+	if err != nil || len(addrs) == 0 {
+		return nil, "has a host name that does not resolve"
+	}
+	return addrs, ""
+}
+
+func validPort(s string) bool {
+	if len(s) > 5 {
+		return false
+	}
+	n := 0
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n > 0 && n <= 65535
+}

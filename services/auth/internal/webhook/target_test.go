@@ -1,0 +1,175 @@
+package webhook_test
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/eventreg/eventreg/libs/authapi"
+
+	"github.com/eventreg/eventreg/services/auth/internal/client/clientdb"
+	"github.com/eventreg/eventreg/services/auth/internal/webhook"
+)
+
+// fakeResolver answers every name with addrs.
+type fakeResolver []netip.Addr
+
+func (f fakeResolver) LookupNetIP(context.Context, string, string) ([]netip.Addr, error) {
+	if len(f) == 0 {
+		return nil, errors.New("no such host")
+	}
+	return f, nil
+}
+
+var public = netip.MustParseAddr("93.184.216.34")
+
+func TestPublic(t *testing.T) {
+	for _, a := range []string{"127.0.0.1", "127.9.9.9", "10.1.2.3", "172.16.0.1", "172.31.255.255", "192.168.1.1", "169.254.169.254",
+		"100.64.0.1", "100.127.255.255", "0.0.0.0", "0.1.2.3", "224.0.0.1", "255.255.255.255", "240.0.0.1",
+		"::1", "::", "fc00::1", "fd12::1", "fe80::1", "ff02::1", "::ffff:127.0.0.1", "::ffff:10.0.0.1", "64:ff9b::a00:1"} {
+		if webhook.Public(netip.MustParseAddr(a)) {
+			t.Errorf("%s is taken for public", a)
+		}
+	}
+	for _, a := range []string{"93.184.216.34", "8.8.8.8", "100.128.0.1", "172.32.0.1", "2606:4700::1111", "::ffff:8.8.8.8"} {
+		if !webhook.Public(netip.MustParseAddr(a)) {
+			t.Errorf("%s is refused", a)
+		}
+	}
+}
+
+func TestCheckURL(t *testing.T) {
+	ctx := context.Background()
+	pub := webhook.NewPolicy(loopback).WithResolver(fakeResolver{public})
+	internal := webhook.NewPolicy(loopback).WithResolver(fakeResolver{netip.MustParseAddr("10.0.0.7")})
+	allowedName := webhook.NewPolicy(loopback).WithResolver(fakeResolver{netip.MustParseAddr("127.0.0.1")})
+	nowhere := webhook.NewPolicy(loopback).WithResolver(fakeResolver{})
+	cases := []struct {
+		name    string
+		policy  *webhook.Policy
+		url     string
+		problem string // "" when accepted; else a part of the message
+	}{
+		{"https to a public host", pub, "https://hooks.example.org/in?x=1", ""},
+		{"an IP literal in the allowed networks over http", pub, "http://127.0.0.1:8080/in", ""},
+		{"a name resolving into the allowed networks over http", allowedName, "http://receiver.internal/in", ""},
+		{"http to a public host", pub, "http://hooks.example.org/in", "https"},
+		{"empty", pub, "", "required"},
+		{"relative", pub, "/hooks", "absolute"},
+		{"another scheme", pub, "ftp://hooks.example.org/in", "https"},
+		{"user info", pub, "https://user:secret@hooks.example.org/in", "user name"},
+		{"a fragment", pub, "https://hooks.example.org/in#x", "fragment"},
+		{"too long", pub, "https://hooks.example.org/" + strings.Repeat("a", 2048), "2048"},
+		{"a bad port", pub, "https://hooks.example.org:99999/in", "port"},
+		{"loopback not allowed", webhook.NewPolicy(nil), "https://127.0.0.1/in", "not a public address"},
+		{"a name resolving to a private address", internal, "https://hooks.example.org/in", "10.0.0.7"},
+		{"the metadata address", pub, "https://169.254.169.254/latest", "not a public address"},
+		{"a name that does not resolve", nowhere, "https://nowhere.example/in", "does not resolve"},
+		{"not a URL", pub, "https://exa mple.org/", "absolute"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := tc.policy.CheckURL(ctx, tc.url)
+			if (tc.problem == "") != (got == "") || !strings.Contains(got, tc.problem) {
+				t.Fatalf("CheckURL(%q) = %q, want a problem containing %q", tc.url, got, tc.problem)
+			}
+		})
+	}
+}
+
+func TestTargetPolicyAtDialTime(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	refusing := fast()
+	refusing.Policy = webhook.NewPolicy(nil) // no allowed networks: loopback is refused
+	reg := prometheus.NewRegistry()
+	refusing.Metrics = webhook.NewMetrics(reg)
+
+	t.Run("loopback is refused at dial without the allowlist", func(t *testing.T) {
+		rc := newReceiver(t, nil)
+		sub := e.subscribe(tracker, rc.URL, authapi.EventUserUpdated) // allowed when subscribed
+		stop := e.run(refusing)
+		defer stop()
+		e.publish(event(authapi.EventUserUpdated, "user:1", `{}`))
+		e.eventually(5*time.Second, "a refused attempt", func() bool { return e.deliveries(sub.ID)[0].Attempts > 0 })
+		d := e.deliveries(sub.ID)[0]
+		if !strings.HasPrefix(d.LastError, "refused: 127.0.0.1 is not a public address") || d.LastStatus != 0 || d.State != webhook.DeliveryPending || rc.count() != 0 {
+			t.Fatalf("%+v, %d receipts", d, rc.count())
+		}
+		if metricValue(t, reg, "eventreg_webhook_deliveries_total", "user-updated", webhook.OutcomeRefused) < 1 {
+			t.Fatal("the refusal is not counted")
+		}
+		if err := e.hooks.Delete(ctx, tracker, sub.ID); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("a name that resolved to a public address when subscribed is refused when it dials loopback", func(t *testing.T) {
+		rc := newReceiver(t, nil)
+		_, port, _ := net.SplitHostPort(rc.Listener.Addr().String())
+		// When subscribing, "localhost" resolves to a public address (the
+		// first answer of a rebinding name); at dial time it is loopback.
+		rebinding := webhook.NewService(e.store, clientdb.New(e.pool), webhook.NewPolicy(nil).WithResolver(fakeResolver{public}), nil)
+		sub, err := rebinding.Create(ctx, tracker, webhook.NewSubscription{URL: "https://localhost:" + port + "/in", Events: []string{authapi.EventUserUpdated}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		stop := e.run(refusing)
+		defer stop()
+		e.publish(event(authapi.EventUserUpdated, "user:2", `{}`))
+		e.eventually(5*time.Second, "a refused attempt", func() bool { return e.deliveries(sub.ID)[0].Attempts > 0 })
+		if d := e.deliveries(sub.ID)[0]; !strings.HasPrefix(d.LastError, "refused: ") || rc.count() != 0 {
+			t.Fatalf("%+v, %d receipts", d, rc.count())
+		}
+		if err := e.hooks.Delete(ctx, tracker, sub.ID); err != nil {
+			t.Fatal(err)
+		}
+	})
+	e.run(fast())
+	t.Run("a redirect is not followed", func(t *testing.T) {
+		elsewhere := newReceiver(t, nil)
+		rc := newReceiver(t, func(w http.ResponseWriter, r *http.Request, _ int) {
+			http.Redirect(w, r, elsewhere.URL, http.StatusTemporaryRedirect)
+		})
+		sub := e.subscribe(tracker, rc.URL, authapi.EventVolunteerDeleted)
+		e.publish(event(authapi.EventVolunteerDeleted, "volunteer:1", `{}`))
+		e.eventually(5*time.Second, "an attempt", func() bool { return e.deliveries(sub.ID)[0].Attempts > 0 })
+		d := e.deliveries(sub.ID)[0]
+		if d.LastStatus != 307 || !strings.HasPrefix(d.LastError, "HTTP 307 (redirects are not followed)") || elsewhere.count() != 0 {
+			t.Fatalf("%+v, %d receipts elsewhere", d, elsewhere.count())
+		}
+	})
+	t.Run("a big answer is read no further than 4 KiB", func(t *testing.T) {
+		endless := func(status int) func(http.ResponseWriter, *http.Request, int) {
+			return func(w http.ResponseWriter, r *http.Request, _ int) {
+				w.WriteHeader(status)
+				chunk := []byte(strings.Repeat("x", 64<<10))
+				for i := 0; i < 1024 && r.Context().Err() == nil; i++ { // up to 64 MiB
+					if _, err := w.Write(chunk); err != nil {
+						return
+					}
+				}
+			}
+		}
+		ok := newReceiver(t, endless(http.StatusOK))
+		failing := newReceiver(t, endless(http.StatusInternalServerError))
+		okSub := e.subscribe(tracker, ok.URL, authapi.EventVolunteerSubmitted)
+		failSub := e.subscribe(tracker, failing.URL, authapi.EventVolunteerSubmitted)
+		start := time.Now()
+		e.publish(event(authapi.EventVolunteerSubmitted, "volunteer:2", `{}`))
+		e.eventually(5*time.Second, "delivered", func() bool { return e.deliveries(okSub.ID)[0].State == webhook.DeliveryDelivered })
+		if took := time.Since(start); took > 2*time.Second {
+			t.Fatalf("took %s: the answer was read whole", took)
+		}
+		e.eventually(5*time.Second, "a failed attempt", func() bool { return e.deliveries(failSub.ID)[0].Attempts > 0 })
+		if d := e.deliveries(failSub.ID)[0]; d.LastStatus != 500 || len(d.LastError) > 250 || !strings.HasPrefix(d.LastError, "HTTP 500: xxx") {
+			t.Fatalf("last error of %d bytes: %.80q", len(d.LastError), d.LastError)
+		}
+	})
+}

@@ -1,0 +1,194 @@
+package webhookdb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/eventreg/eventreg/services/auth/internal/webhook"
+)
+
+// claimQuery leases the due deliveries: for each active subscription, up
+// to its free slots (the endpoint limit less its unexpired leases) of its
+// deliveries that are due, not leased, and first in their resource's line;
+// of those, the limit that have waited longest. Rows another transaction
+// holds are skipped, not waited for.
+const claimQuery = `
+WITH active AS (
+	SELECT s.id, $2 - (SELECT count(*) FROM webhook_deliveries l
+		WHERE l.subscription_id = s.id AND l.state = 'pending' AND l.leased_until > now()) AS free
+	FROM webhook_subscriptions s
+	WHERE s.state = 'active'
+), picked AS (
+	SELECT d.id, d.next_attempt_at, d.seq
+	FROM active a
+	CROSS JOIN LATERAL (
+		SELECT d.id, d.next_attempt_at, d.seq
+		FROM webhook_deliveries d
+		WHERE d.subscription_id = a.id AND d.state = 'pending' AND d.next_attempt_at <= now()
+			AND (d.leased_until IS NULL OR d.leased_until <= now())
+			AND NOT EXISTS (SELECT 1 FROM webhook_deliveries p
+				WHERE p.subscription_id = d.subscription_id AND p.resource = d.resource
+					AND p.state = 'pending' AND p.seq < d.seq)
+		ORDER BY d.next_attempt_at, d.seq
+		LIMIT greatest(a.free, 0)
+		FOR UPDATE OF d SKIP LOCKED
+	) d
+	ORDER BY d.next_attempt_at, d.seq
+	LIMIT $1
+)
+UPDATE webhook_deliveries d
+SET leased_until = now() + $3::bigint * interval '1 microsecond', lease_id = gen_random_uuid()
+FROM picked, webhook_subscriptions s, webhook_events e, clients c
+WHERE d.id = picked.id AND s.id = d.subscription_id AND e.id = d.event_id AND c.id = s.client_id
+RETURNING d.id, d.lease_id, s.id, s.client_id, s.url, s.events, c.scopes, e.id, e.type, e.body, e.occurred_at, e.traceparent, d.attempts`
+
+// Claim leases up to limit due deliveries, in a short transaction under
+// the claim lock.
+func (s *Store) Claim(ctx context.Context, limit, perEndpoint int, lease time.Duration) ([]webhook.Claim, error) {
+	var out []webhook.Claim
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		out = out[:0]
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, claimLock); err != nil {
+			return fmt.Errorf("taking the claim lock: %w", err)
+		}
+		rows, err := tx.Query(ctx, claimQuery, limit, perEndpoint, lease.Microseconds())
+		if err != nil {
+			return fmt.Errorf("claiming deliveries: %w", err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var c webhook.Claim
+			if err := rows.Scan(&c.DeliveryID, &c.LeaseID, &c.SubscriptionID, &c.ClientID, &c.URL, &c.Subscribed, &c.AppScopes,
+				&c.EventID, &c.EventType, &c.Body, &c.OccurredAt, &c.TraceParent, &c.Attempts); err != nil {
+				return fmt.Errorf("reading claimed deliveries: %w", err)
+			}
+			out = append(out, c)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Delivered records a 2xx.
+func (s *Store) Delivered(ctx context.Context, c webhook.Claim, status int) error {
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `UPDATE webhook_deliveries SET state = 'delivered', attempts = attempts + 1, last_status = $3,
+			last_error = NULL, next_attempt_at = NULL, leased_until = NULL, lease_id = NULL, finished_at = now()
+			WHERE id = $1 AND lease_id = $2`, c.DeliveryID, c.LeaseID, status)
+		if err != nil {
+			return fmt.Errorf("recording delivery %s: %w", c.DeliveryID, err)
+		}
+		if tag.RowsAffected() == 0 {
+			return webhook.ErrLeaseLost
+		}
+		if _, err := tx.Exec(ctx, `UPDATE webhook_subscriptions SET failing_since = NULL
+			WHERE id = $1 AND failing_since IS NOT NULL`, c.SubscriptionID); err != nil {
+			return fmt.Errorf("clearing the failures of subscription %s: %w", c.SubscriptionID, err)
+		}
+		return nil
+	})
+}
+
+// Failed records a failed attempt, and the subscription's failure: it is
+// disabled once it has failed without a success for longer than
+// f.DisableAfter.
+func (s *Store) Failed(ctx context.Context, c webhook.Claim, f webhook.Failure) (webhook.DeliveryState, error) {
+	var state string
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var status *int
+		if f.Status != 0 {
+			status = &f.Status
+		}
+		err := tx.QueryRow(ctx, `
+			WITH w AS (SELECT now() >= retry_from + $5::bigint * interval '1 microsecond' AS over,
+				retry_from + $5::bigint * interval '1 microsecond' AS deadline
+				FROM webhook_deliveries WHERE id = $1)
+			UPDATE webhook_deliveries d SET attempts = attempts + 1, last_status = $3, last_error = $4,
+				leased_until = NULL, lease_id = NULL,
+				state = CASE WHEN w.over THEN 'dead' ELSE 'pending' END,
+				next_attempt_at = CASE WHEN w.over THEN NULL
+					ELSE least(now() + $6::bigint * interval '1 microsecond', w.deadline) END,
+				finished_at = CASE WHEN w.over THEN now() END
+			FROM w WHERE d.id = $1 AND d.lease_id = $2 RETURNING d.state`,
+			c.DeliveryID, c.LeaseID, status, f.Problem, f.RetryFor.Microseconds(), f.Delay.Microseconds()).Scan(&state)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return webhook.ErrLeaseLost
+		}
+		if err != nil {
+			return fmt.Errorf("recording delivery %s: %w", c.DeliveryID, err)
+		}
+		if _, err := tx.Exec(ctx, `
+			UPDATE webhook_subscriptions SET
+				failing_since = coalesce(failing_since, now()),
+				state = CASE WHEN state = 'active' AND now() - failing_since > $2::bigint * interval '1 microsecond'
+					THEN 'disabled' ELSE state END,
+				disabled_reason = CASE WHEN state = 'active' AND now() - failing_since > $2::bigint * interval '1 microsecond'
+					THEN 'no successful delivery since ' || to_char(failing_since AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') || '; last: ' || $3
+					ELSE disabled_reason END,
+				updated_at = CASE WHEN state = 'active' AND now() - failing_since > $2::bigint * interval '1 microsecond'
+					THEN now() ELSE updated_at END
+			WHERE id = $1`, c.SubscriptionID, f.DisableAfter.Microseconds(), f.Problem); err != nil {
+			return fmt.Errorf("recording the failure of subscription %s: %w", c.SubscriptionID, err)
+		}
+		return nil
+	})
+	return webhook.DeliveryState(state), err
+}
+
+// Dead gives a delivery up at once.
+func (s *Store) Dead(ctx context.Context, c webhook.Claim, reason string) error {
+	tag, err := s.pool.Exec(ctx, `UPDATE webhook_deliveries SET state = 'dead', last_error = $3, next_attempt_at = NULL,
+		leased_until = NULL, lease_id = NULL, finished_at = now() WHERE id = $1 AND lease_id = $2`, c.DeliveryID, c.LeaseID, reason)
+	if err != nil {
+		return fmt.Errorf("recording delivery %s: %w", c.DeliveryID, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return webhook.ErrLeaseLost
+	}
+	return nil
+}
+
+// Sweep deletes finished deliveries past their retention and events left
+// without deliveries.
+func (s *Store) Sweep(ctx context.Context, delivered, dead, orphan time.Time) (int64, error) {
+	tag, err := s.pool.Exec(ctx, `DELETE FROM webhook_deliveries
+		WHERE (state = 'delivered' AND finished_at < $1) OR (state = 'dead' AND finished_at < $2)`, delivered, dead)
+	if err != nil {
+		return 0, fmt.Errorf("deleting old deliveries: %w", err)
+	}
+	n := tag.RowsAffected()
+	tag, err = s.pool.Exec(ctx, `DELETE FROM webhook_events e WHERE e.received_at < $1
+		AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id)`, orphan)
+	if err != nil {
+		return n, fmt.Errorf("deleting events without deliveries: %w", err)
+	}
+	return n + tag.RowsAffected(), nil
+}
+
+// Listen waits for notifications on a connection of its own, taken out of
+// the pool and closed when done.
+func (s *Store) Listen(ctx context.Context, wake func()) error {
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("acquiring a connection to listen: %w", err)
+	}
+	pc := conn.Hijack()
+	defer pc.Close(context.WithoutCancel(ctx))
+	if _, err := pc.Exec(ctx, `LISTEN `+channel); err != nil {
+		return fmt.Errorf("listening on %s: %w", channel, err)
+	}
+	wake() // what was notified before LISTEN
+	for {
+		if _, err := pc.WaitForNotification(ctx); err != nil {
+			return fmt.Errorf("waiting for notifications: %w", err)
+		}
+		wake()
+	}
+}

@@ -1,0 +1,174 @@
+// Package webhookdb stores webhook subscriptions, events and deliveries in PostgreSQL, and is the dispatcher's queue.
+package webhookdb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/eventreg/eventreg/services/auth/internal/webhook"
+)
+
+// Store is the PostgreSQL webhook store.
+type Store struct{ pool *pgxpool.Pool }
+
+var (
+	_ webhook.Store = (*Store)(nil)
+	_ webhook.Queue = (*Store)(nil)
+)
+
+// New returns a store over pool.
+func New(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
+
+// channel is the NOTIFY channel that wakes dispatchers.
+const channel = "webhook_deliveries"
+
+// Advisory locks (transaction-scoped) serializing claims and ingests across
+// replicas; "auth" (0x61757468) is the key rotation's.
+const (
+	claimLock  = 0x77686b63 // "whkc"
+	ingestLock = 0x77686b69 // "whki"
+)
+
+const subscriptionColumns = `id, client_id, url, events, description, state, coalesce(disabled_reason, ''),
+	coalesce(failing_since, 'epoch'::timestamptz), created_at, updated_at`
+
+func scanSubscription(row pgx.Row) (webhook.Subscription, error) {
+	var s webhook.Subscription
+	var state string
+	err := row.Scan(&s.ID, &s.ClientID, &s.URL, &s.Events, &s.Description, &state, &s.DisabledReason, &s.FailingSince, &s.CreatedAt, &s.UpdatedAt)
+	s.State = webhook.State(state)
+	if s.FailingSince.Unix() == 0 {
+		s.FailingSince = time.Time{}
+	}
+	return s, err
+}
+
+// CreateSubscription inserts s unless its app holds max already; the
+// app's row is locked so that parallel creations count right.
+func (s *Store) CreateSubscription(ctx context.Context, sub webhook.Subscription, max int) (webhook.Subscription, error) {
+	var out webhook.Subscription
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var n int
+		err := tx.QueryRow(ctx, `SELECT (SELECT count(*) FROM webhook_subscriptions WHERE client_id = c.id)
+			FROM clients c WHERE c.id = $1 FOR UPDATE`, sub.ClientID).Scan(&n)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return webhook.ErrAppNotFound
+		}
+		if err != nil {
+			return fmt.Errorf("counting the subscriptions of app %d: %w", sub.ClientID, err)
+		}
+		if n >= max {
+			return webhook.ErrTooMany
+		}
+		out, err = scanSubscription(tx.QueryRow(ctx, `
+			INSERT INTO webhook_subscriptions (id, client_id, url, events, description)
+			VALUES ($1, $2, $3, $4, $5) RETURNING `+subscriptionColumns,
+			sub.ID, sub.ClientID, sub.URL, sub.Events, sub.Description))
+		if err != nil {
+			return fmt.Errorf("inserting a subscription of app %d: %w", sub.ClientID, err)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// Subscription returns one subscription.
+func (s *Store) Subscription(ctx context.Context, id string) (webhook.Subscription, error) {
+	sub, err := scanSubscription(s.pool.QueryRow(ctx, `SELECT `+subscriptionColumns+` FROM webhook_subscriptions WHERE id = $1`, id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return sub, webhook.ErrNotFound
+	}
+	if err != nil {
+		return sub, fmt.Errorf("reading subscription %s: %w", id, err)
+	}
+	return sub, nil
+}
+
+// Subscriptions returns an app's subscriptions (every app's for 0) by creation.
+func (s *Store) Subscriptions(ctx context.Context, clientID int64) ([]webhook.Subscription, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+subscriptionColumns+` FROM webhook_subscriptions
+		WHERE $1 = 0 OR client_id = $1 ORDER BY client_id, created_at, id`, clientID)
+	if err != nil {
+		return nil, fmt.Errorf("listing subscriptions: %w", err)
+	}
+	defer rows.Close()
+	out := []webhook.Subscription{}
+	for rows.Next() {
+		sub, err := scanSubscription(rows)
+		if err != nil {
+			return nil, fmt.Errorf("reading subscriptions: %w", err)
+		}
+		out = append(out, sub)
+	}
+	return out, rows.Err()
+}
+
+// UpdateSubscription applies ch. Enabling a disabled subscription clears
+// its failure record and makes its pending deliveries due now.
+func (s *Store) UpdateSubscription(ctx context.Context, id string, ch webhook.Change) (webhook.Subscription, error) {
+	var state *string
+	if ch.State != nil {
+		v := string(*ch.State)
+		state = &v
+	}
+	var out webhook.Subscription
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var wasDisabled bool
+		err := tx.QueryRow(ctx, `SELECT state = 'disabled' FROM webhook_subscriptions WHERE id = $1 FOR UPDATE`, id).Scan(&wasDisabled)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return webhook.ErrNotFound
+		}
+		if err != nil {
+			return fmt.Errorf("locking subscription %s: %w", id, err)
+		}
+		out, err = scanSubscription(tx.QueryRow(ctx, `
+			UPDATE webhook_subscriptions SET
+				url = coalesce($2, url),
+				events = coalesce($3, events),
+				description = coalesce($4, description),
+				state = coalesce($5, state),
+				disabled_reason = CASE WHEN $5 = 'active' THEN NULL
+				                       WHEN $5 = 'disabled' AND state = 'active' THEN $6
+				                       ELSE disabled_reason END,
+				failing_since = CASE WHEN $5 = 'active' THEN NULL ELSE failing_since END,
+				updated_at = now()
+			WHERE id = $1 RETURNING `+subscriptionColumns,
+			id, ch.URL, ch.Events, ch.Description, state, ch.Reason))
+		if err != nil {
+			return fmt.Errorf("updating subscription %s: %w", id, err)
+		}
+		if wasDisabled && out.State == webhook.StateActive {
+			if _, err := tx.Exec(ctx, `UPDATE webhook_deliveries SET next_attempt_at = now()
+				WHERE subscription_id = $1 AND state = 'pending' AND next_attempt_at > now()`, id); err != nil {
+				return fmt.Errorf("making the deliveries of subscription %s due: %w", id, err)
+			}
+			return notify(ctx, tx)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// DeleteSubscription removes a subscription and its deliveries.
+func (s *Store) DeleteSubscription(ctx context.Context, id string) error {
+	tag, err := s.pool.Exec(ctx, `DELETE FROM webhook_subscriptions WHERE id = $1`, id)
+	if err != nil {
+		return fmt.Errorf("deleting subscription %s: %w", id, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return webhook.ErrNotFound
+	}
+	return nil
+}
+
+func notify(ctx context.Context, tx pgx.Tx) error {
+	if _, err := tx.Exec(ctx, `SELECT pg_notify($1, '')`, channel); err != nil {
+		return fmt.Errorf("notifying dispatchers: %w", err)
+	}
+	return nil
+}

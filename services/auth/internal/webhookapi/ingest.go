@@ -1,0 +1,71 @@
+package webhookapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/eventreg/eventreg/libs/apierror"
+	"github.com/eventreg/eventreg/libs/authapi"
+	"github.com/eventreg/eventreg/libs/jsonbody"
+)
+
+// MaxEventBatchBytes bounds the body of POST /internal/events (the
+// listener's BODY_LIMIT_BYTES applies first when it is lower).
+const MaxEventBatchBytes = 8 << 20
+
+// ingest takes a batch of committed events from a resource service's
+// outbox relay: all stored, or none (and a 4xx).
+func (h *Handler) ingest(c *gin.Context) {
+	body, e := readBody(c, MaxEventBatchBytes)
+	if e != nil {
+		apierror.Abort(c, e)
+		return
+	}
+	batch, e := decodeBatch(body)
+	if e != nil {
+		apierror.Abort(c, e)
+		return
+	}
+	n, err := h.Webhooks.Ingest(c.Request.Context(), batch.Events)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, authapi.EventsAccepted{Accepted: n})
+}
+
+// decodeBatch decodes an EventBatch strictly: jsonbody's rules, no unknown
+// field, "events" required.
+func decodeBatch(body []byte) (authapi.EventBatch, *apierror.Error) {
+	var batch authapi.EventBatch
+	if len(bytes.TrimSpace(body)) == 0 {
+		return batch, apierror.Validation("A JSON body is required.", nil)
+	}
+	if err := jsonbody.Check(body); err != nil {
+		return batch, apierror.Validation(err.Error(), nil)
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&batch); err != nil {
+		var te *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &te) && te.Field != "":
+			return batch, apierror.Validation("The event batch has a field of the wrong type.", map[string]string{te.Field: "has the wrong type"})
+		case strings.HasPrefix(err.Error(), "json: unknown field "):
+			return batch, apierror.Validation("The event batch has an unknown field: "+strings.TrimPrefix(err.Error(), "json: unknown field ")+".", nil)
+		}
+		if !bytes.HasPrefix(bytes.TrimSpace(body), []byte("{")) {
+			return batch, apierror.Validation(`The event batch must be a JSON object {"events": [...]}.`, nil)
+		}
+		return batch, apierror.Validation("The event batch could not be decoded: "+strings.TrimPrefix(err.Error(), "json: ")+".", nil)
+	}
+	if batch.Events == nil {
+		return batch, apierror.Validation("events is required.", map[string]string{"events": "is required"})
+	}
+	return batch, nil
+}

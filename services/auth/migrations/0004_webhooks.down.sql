@@ -1,0 +1,3 @@
+DROP TABLE webhook_deliveries;
+DROP TABLE webhook_events;
+DROP TABLE webhook_subscriptions;

@@ -1,0 +1,148 @@
+package registrationapi_test
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/eventreg/eventreg/libs/fixture"
+	"github.com/eventreg/eventreg/libs/outbox"
+	"github.com/eventreg/eventreg/libs/outbox/outboxtest"
+	"github.com/eventreg/eventreg/libs/resourcetest"
+	"github.com/eventreg/eventreg/libs/usersapi"
+	"github.com/eventreg/eventreg/libs/usersapitest"
+	"github.com/eventreg/eventreg/services/registrations/internal/cli"
+	"github.com/eventreg/eventreg/services/registrations/internal/registration"
+	"github.com/eventreg/eventreg/services/registrations/internal/registrationapi"
+)
+
+func TestEvents(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	ctx := context.Background()
+	token := e.Tokens.Service(t, "registration:read")
+	render := registrationapi.RenderEvents(usersapi.NewClient(e.Users.URL, 2*time.Second))
+
+	// expect checks the waiting events against want ("type resource"), each
+	// payload against the registration as the store reads it and each
+	// rendering against the read API's body; then it clears the outbox.
+	expect := func(t *testing.T, want ...string) []outbox.Row {
+		t.Helper()
+		rows := outboxtest.Rows(t, e.Pool)
+		if got := outboxtest.Types(rows); !slices.Equal(got, want) {
+			t.Fatalf("events %q, want %q", got, want)
+		}
+		data, err := render(ctx, rows)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, r := range rows {
+			parts := strings.Split(r.Resource, ":")
+			uid, _ := strconv.ParseInt(parts[2], 10, 64)
+			stored, err := e.Store.Get(ctx, parts[1], uid)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var payload registration.Registration
+			if err := json.Unmarshal(r.Payload, &payload); err != nil {
+				t.Fatal(err)
+			}
+			a, _ := json.Marshal(payload)
+			b, _ := json.Marshal(stored)
+			if string(a) != string(b) {
+				t.Fatalf("payload of %s:\n%s\nthe registration as read:\n%s", r.Resource, a, b)
+			}
+			if parts[1] == convention {
+				body := e.Get(t, "/api/v0/users/"+parts[2]+"/registration", token)
+				if string(data[i]) != string(body.Body) {
+					t.Fatalf("rendered %s:\n%s\nthe read API:\n%s", r.Resource, data[i], body.Body)
+				}
+			}
+		}
+		outboxtest.Clear(t, e.Pool)
+		return rows
+	}
+	al := fixture.Registration{UserID: 1001, BadgeName: "Al", Status: "unpaid", ProductID: "7", ProductName: "Sponsor",
+		ProductDisplayName: ptr("Sponsor <3"), Options: []fixture.Option{{Name: "Days", Type: "multi", Value: json.RawMessage(`["Fri", "Sat"]`)},
+			{Name: "Hours", Type: "number", Value: json.RawMessage(`1.50`)}},
+		Flags: []fixture.Flag{{ID: "3", ShortName: "VIP"}}}
+	bob := fixture.Registration{UserID: 1002, BadgeName: "Bob", Status: "paid", OrderID: ptr("77"), ProductID: "5", ProductName: "Attendee"}
+
+	t.Run("an import writes registration-updated for inserted and changed registrations only", func(t *testing.T) {
+		e.importRegs(t, convention, al, bob)
+		expect(t, "registration-updated registration:2026:1001", "registration-updated registration:2026:1002")
+		e.importRegs(t, convention, al, bob)
+		expect(t)
+		b := bob
+		b.BadgeName = "Robert"
+		e.importRegs(t, convention, al, b)
+		expect(t, "registration-updated registration:2026:1002")
+		e.importRegs(t, "2025", al)
+		expect(t, "registration-updated registration:2025:1001")
+	})
+	t.Run("a failed import writes no event", func(t *testing.T) {
+		regs, err := registration.FromFixture(convention, []fixture.Registration{bob})
+		if err != nil {
+			t.Fatal(err)
+		}
+		broken := regs[0]
+		broken.UserID, broken.Status = 1003, "refunded" // refused by the database
+		if _, err := e.Store.Import(ctx, append(regs, broken)); err == nil {
+			t.Fatal("the import passed")
+		}
+		expect(t)
+	})
+	t.Run("set-status and record-payment write registration-updated", func(t *testing.T) {
+		if out, err := e.RunCLI(t, cli.Root(), "record-payment", "1001", "--order-id", "9001"); err != nil {
+			t.Fatalf("%v %s", err, out)
+		}
+		expect(t, "registration-updated registration:2026:1001")
+		if out, err := e.RunCLI(t, cli.Root(), "set-status", "1001", "unpaid"); err != nil {
+			t.Fatalf("%v %s", err, out)
+		}
+		expect(t, "registration-updated registration:2026:1001")
+		if _, err := e.RunCLI(t, cli.Root(), "set-status", "4242", "paid"); err == nil {
+			t.Fatal("an unknown registration was changed")
+		}
+		expect(t)
+	})
+	t.Run("a user the users service does not know is rendered with its id alone", func(t *testing.T) {
+		regs, err := registration.FromFixture(convention, []fixture.Registration{{UserID: 1099, BadgeName: "X", Status: "paid", ProductID: "1", ProductName: "P"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.Store.Import(ctx, regs); err != nil {
+			t.Fatal(err)
+		}
+		data, err := render(ctx, outboxtest.Rows(t, e.Pool))
+		if err != nil || len(data) != 1 {
+			t.Fatal(err)
+		}
+		var got struct{ User map[string]any }
+		if err := json.Unmarshal(data[0], &got); err != nil {
+			t.Fatal(err)
+		}
+		if got.User["id"] != "1099" || got.User["email"] != "" || got.User["preferredName"] != nil {
+			t.Fatalf("user %v", got.User)
+		}
+		e.Users.Add(usersapitest.User(1099))
+		expect(t, "registration-updated registration:2026:1099")
+	})
+	t.Run("the import command and the relay publish what the read API shows", func(t *testing.T) {
+		var sink outboxtest.Sink
+		sink.StartRelay(t, e.Pool, "registrations", render)
+		doc := `{"registrations": [{"userId": 1002, "badgeName": "Bobby", "status": "paid", "orderId": "77", "productId": "5", "productName": "Attendee"}]}`
+		if out, err := e.RunCLI(t, cli.Root(), "import", resourcetest.WriteFixture(t, doc)); err != nil {
+			t.Fatalf("%v %s", err, out)
+		}
+		got := sink.WaitFor(t, 1, 10*time.Second)
+		body := e.Get(t, "/api/v0/users/1002/registration", token)
+		if len(got) != 1 || got[0].Type != "registration-updated" || got[0].Source != "registrations" ||
+			got[0].Resource != "registration:2026:1002" || string(got[0].Data) != string(body.Body) {
+			t.Fatalf("published %+v, the read API says %s", got, body.Body)
+		}
+	})
+}

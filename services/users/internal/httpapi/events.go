@@ -1,0 +1,33 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/eventreg/eventreg/libs/outbox"
+	"github.com/eventreg/eventreg/services/users/internal/user"
+)
+
+// RenderEvents is the outbox relay's render function: each event's user
+// (its payload, the user as committed) rendered by toUserView, as GET
+// /api/v0/users/{id} renders it. A payload that does not decode is a bad row
+// (outbox.BadRows).
+func RenderEvents(_ context.Context, rows []outbox.Row) ([]json.RawMessage, error) {
+	out := make([]json.RawMessage, len(rows))
+	bad := &outbox.BadRows{}
+	for i, r := range rows {
+		var u user.User
+		err := json.Unmarshal(r.Payload, &u)
+		if err == nil && u.ID <= 0 {
+			err = fmt.Errorf("no user id")
+		}
+		if err == nil {
+			out[i], err = json.Marshal(toUserView(u))
+		}
+		if err != nil {
+			bad.Add(i, fmt.Errorf("rendering the user of %s: %w", r.Resource, err))
+		}
+	}
+	return out, bad.Err()
+}

@@ -1,0 +1,126 @@
+package httpapi_test
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/eventreg/eventreg/libs/fixture"
+	"github.com/eventreg/eventreg/libs/outbox"
+	"github.com/eventreg/eventreg/libs/outbox/outboxtest"
+	"github.com/eventreg/eventreg/services/users/internal/dataload"
+	"github.com/eventreg/eventreg/services/users/internal/dataload/loaddb"
+	"github.com/eventreg/eventreg/services/users/internal/httpapi"
+	"github.com/eventreg/eventreg/services/users/internal/user"
+	"github.com/eventreg/eventreg/services/users/internal/user/userdb"
+	"github.com/eventreg/eventreg/services/users/internal/usertest"
+)
+
+func TestEvents(t *testing.T) {
+	e := newEnv(t, envOptions{}) // the demo fixture imported
+	ctx := context.Background()
+	up := e.keys.service(t, "user:roles:update")
+	read := e.keys.service(t, "user:read")
+
+	// expectEvents checks the waiting events against want ("type resource"),
+	// each payload against the user as the store reads it and each rendering
+	// against GET /api/v0/users/{id}; then it clears the outbox.
+	expectEvents := func(t *testing.T, want ...string) []outbox.Row {
+		t.Helper()
+		rows := outboxtest.Rows(t, e.pool)
+		if got := outboxtest.Types(rows); !slices.Equal(got, want) {
+			t.Fatalf("events %q, want %q", got, want)
+		}
+		data, err := httpapi.RenderEvents(ctx, rows)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, r := range rows {
+			id, _ := strconv.ParseInt(strings.TrimPrefix(r.Resource, "user:"), 10, 64)
+			stored, err := userdb.New(e.pool).Get(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var payload user.User
+			if err := json.Unmarshal(r.Payload, &payload); err != nil {
+				t.Fatal(err)
+			}
+			a, _ := json.Marshal(payload)
+			b, _ := json.Marshal(stored)
+			if string(a) != string(b) {
+				t.Fatalf("payload of %s:\n%s\nthe user as read:\n%s", r.Resource, a, b)
+			}
+			body := e.call(t, "GET", "/api/v0/users/"+strconv.FormatInt(id, 10), read, "")
+			if string(data[i]) != string(body.body) {
+				t.Fatalf("rendered %s:\n%s\nthe read API:\n%s", r.Resource, data[i], body.body)
+			}
+		}
+		outboxtest.Clear(t, e.pool)
+		return rows
+	}
+	load := func(t *testing.T, doc *fixture.Document) (dataload.Stats, error) {
+		t.Helper()
+		return dataload.Import(ctx, loaddb.New(e.pool), doc, usertest.ConventionID, usertest.Fast)
+	}
+
+	t.Run("the import of new users wrote one event each", func(t *testing.T) {
+		expectEvents(t, "user-updated user:1001", "user-updated user:1002", "user-updated user:1003", "user-updated user:1004", "user-updated user:1005")
+	})
+	t.Run("PUT and DELETE of a role write user-updated; refusals write nothing", func(t *testing.T) {
+		expect(t, e.call(t, "PUT", "/api/v0/users/1002/roles/2", up, `{"scope": "convention"}`), 204)
+		expectEvents(t, "user-updated user:1002")
+		expect(t, e.call(t, "PUT", "/api/v0/users/1002/roles/2", up, `{"scope": "global"}`), 409)
+		expect(t, e.call(t, "PUT", "/api/v0/users/4242/roles/2", up, `{"scope": "global"}`), 404)
+		expect(t, e.call(t, "PUT", "/api/v0/users/1002/roles/99", up, `{"scope": "global"}`), 404)
+		expectEvents(t)
+		expect(t, e.call(t, "DELETE", "/api/v0/users/1002/roles/2", up, ""), 204)
+		expectEvents(t, "user-updated user:1002")
+		expect(t, e.call(t, "DELETE", "/api/v0/users/1002/roles/2", up, ""), 404)
+		expectEvents(t)
+	})
+	t.Run("an import writes one event per user whose service view or roles it changes", func(t *testing.T) {
+		doc := usertest.Demo(t)
+		phone := "+15555550111"
+		doc.Users[0].Phone = &phone                                                                // 1001: shown
+		doc.Users[1].Newsletter = !doc.Users[1].Newsletter                                         // 1002: not shown
+		doc.Users[2].Roles = append(doc.Users[2].Roles, fixture.RoleGrant{ID: 1, Scope: "global"}) // 1003: a role
+		doc.Users[3].FirstName += "x"                                                              // 1004: shown, and a role
+		doc.Users[3].Roles = []fixture.RoleGrant{}
+		doc.Roles[4].Name = "agreement-signed-2" // a role renamed: no user event
+		st, err := load(t, doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.UsersUpdated != 3 || st.RolesUpdated != 1 {
+			t.Fatalf("stats %+v", st)
+		}
+		expectEvents(t, "user-updated user:1001", "user-updated user:1003", "user-updated user:1004")
+		if _, err := load(t, doc); err != nil {
+			t.Fatal(err)
+		}
+		expectEvents(t)
+	})
+	t.Run("a refused import writes nothing", func(t *testing.T) {
+		doc := usertest.Demo(t)
+		doc.Users[0].FirstName = "Changed"
+		doc.Users[1].Roles = []fixture.RoleGrant{{ID: 99, Scope: "global"}} // no such role
+		if _, err := load(t, doc); err == nil {
+			t.Fatal("the import passed")
+		}
+		expectEvents(t)
+	})
+	t.Run("the relay publishes what the read API shows", func(t *testing.T) {
+		var sink outboxtest.Sink
+		sink.StartRelay(t, e.pool, "users", httpapi.RenderEvents)
+		expect(t, e.call(t, "PUT", "/api/v0/users/1005/roles/2", up, `{"scope": "global"}`), 204)
+		got := sink.WaitFor(t, 1, 10*time.Second)
+		body := e.call(t, "GET", "/api/v0/users/1005", read, "")
+		if len(got) != 1 || got[0].Type != "user-updated" || got[0].Resource != "user:1005" || string(got[0].Data) != string(body.body) {
+			t.Fatalf("published %+v, the read API says %s", got, body.body)
+		}
+	})
+}

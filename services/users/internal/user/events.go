@@ -1,0 +1,22 @@
+package user
+
+import (
+	"strconv"
+
+	"github.com/eventreg/eventreg/libs/authapi"
+	"github.com/eventreg/eventreg/libs/outbox"
+)
+
+// Resource names a user in its events.
+func Resource(id int64) string { return "user:" + strconv.FormatInt(id, 10) }
+
+// UpdatedEvent is the event of a user whose service view (GET
+// /api/v0/users/{id}) or role membership changed, u the user as read once
+// changed. Every write path that creates a user, changes a field the
+// service view shows, or gives or takes a role writes it in its transaction
+// (one per user and transaction); a change only to what the view does not
+// show (password, date of birth, newsletter, identity verification,
+// picture) writes none.
+func UpdatedEvent(u User) outbox.Event {
+	return outbox.Event{Type: authapi.EventUserUpdated, Resource: Resource(u.ID), Payload: u}
+}

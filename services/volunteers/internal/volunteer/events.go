@@ -1,0 +1,77 @@
+package volunteer
+
+import (
+	"slices"
+	"strconv"
+
+	"github.com/eventreg/eventreg/libs/authapi"
+	"github.com/eventreg/eventreg/libs/outbox"
+)
+
+// StateAssignment is the state that puts a volunteer on a department.
+const StateAssignment = "assignment"
+
+// Resource names a volunteer record in its events.
+func Resource(conventionID string, userID int64) string {
+	return "volunteer:" + conventionID + ":" + strconv.FormatInt(userID, 10)
+}
+
+// ChangeEvents are the events of a volunteer record an import inserted
+// (before is nil) or changed (before: its department choices as they were),
+// with after, the record as read once changed, as their payload:
+//   - inserted: volunteer-submitted;
+//   - changed so that a department gained the assignment state:
+//     volunteer-assigned; one lost it: volunteer-unassigned; both: both,
+//     unassigned first (the volunteer moved);
+//   - any other change: volunteer-updated.
+//
+// An import calls it only for records it changed.
+func ChangeEvents(inserted bool, before []Choice, after Volunteer) []outbox.Event {
+	event := func(typ string) outbox.Event {
+		return outbox.Event{Type: typ, Resource: Resource(after.ConventionID, after.UserID), Payload: after}
+	}
+	if inserted {
+		return []outbox.Event{event(authapi.EventVolunteerSubmitted)}
+	}
+	was, is := assigned(before), map[int64]bool{}
+	for _, d := range after.Departments {
+		if slices.Contains(d.States, StateAssignment) {
+			is[d.DepartmentID] = true
+		}
+	}
+	var gained, lost bool
+	for id := range is {
+		gained = gained || !was[id]
+	}
+	for id := range was {
+		lost = lost || !is[id]
+	}
+	var out []outbox.Event
+	if lost {
+		out = append(out, event(authapi.EventVolunteerUnassigned))
+	}
+	if gained {
+		out = append(out, event(authapi.EventVolunteerAssigned))
+	}
+	if len(out) == 0 {
+		out = append(out, event(authapi.EventVolunteerUpdated))
+	}
+	return out
+}
+
+// DeletedEvent is the event of a deleted volunteer record, last its last
+// state as read.
+func DeletedEvent(last Volunteer) outbox.Event {
+	return outbox.Event{Type: authapi.EventVolunteerDeleted, Resource: Resource(last.ConventionID, last.UserID), Payload: last}
+}
+
+// assigned is the set of departments whose choice holds the assignment state.
+func assigned(choices []Choice) map[int64]bool {
+	out := map[int64]bool{}
+	for _, c := range choices {
+		if slices.Contains(c.States, StateAssignment) {
+			out[c.DepartmentID] = true
+		}
+	}
+	return out
+}

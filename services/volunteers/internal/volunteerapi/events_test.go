@@ -1,0 +1,195 @@
+package volunteerapi_test
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/eventreg/eventreg/libs/fixture"
+	"github.com/eventreg/eventreg/libs/outbox"
+	"github.com/eventreg/eventreg/libs/outbox/outboxtest"
+	"github.com/eventreg/eventreg/libs/usersapi"
+	"github.com/eventreg/eventreg/libs/usersapitest"
+	"github.com/eventreg/eventreg/services/volunteers/internal/cli"
+	"github.com/eventreg/eventreg/services/volunteers/internal/volunteer"
+	"github.com/eventreg/eventreg/services/volunteers/internal/volunteerapi"
+)
+
+// userOf reads the user id out of a resource "volunteer:<convention>:<user>".
+func userOf(t *testing.T, resource string) int64 {
+	t.Helper()
+	parts := strings.Split(resource, ":")
+	id, err := strconv.ParseInt(parts[len(parts)-1], 10, 64)
+	if len(parts) != 3 || parts[0] != "volunteer" || err != nil {
+		t.Fatalf("resource %q", resource)
+	}
+	return id
+}
+
+func TestEvents(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	ctx := context.Background()
+	token := e.Tokens.Service(t, "volunteer:read")
+	render := volunteerapi.RenderEvents(usersapi.NewClient(e.Users.URL, 2*time.Second))
+
+	// expect checks the waiting events against want ("type resource"), each
+	// payload against the record as the store reads it and each rendering
+	// against the read API's body; then it clears the outbox.
+	expect := func(t *testing.T, want ...string) []outbox.Row {
+		t.Helper()
+		rows := outboxtest.Rows(t, e.Pool)
+		if got := outboxtest.Types(rows); !slices.Equal(got, want) {
+			t.Fatalf("events %q, want %q", got, want)
+		}
+		data, err := render(ctx, rows)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, r := range rows {
+			uid := userOf(t, r.Resource)
+			stored, err := e.Store.Get(ctx, convention, uid)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var payload volunteer.Volunteer
+			if err := json.Unmarshal(r.Payload, &payload); err != nil {
+				t.Fatal(err)
+			}
+			a, _ := json.Marshal(payload)
+			b, _ := json.Marshal(stored)
+			if string(a) != string(b) {
+				t.Fatalf("payload of %s:\n%s\nthe record as read:\n%s", r.Resource, a, b)
+			}
+			body := e.Get(t, "/api/v0/users/"+strconv.FormatInt(uid, 10)+"/volunteer", token)
+			if string(data[i]) != string(body.Body) {
+				t.Fatalf("rendered %s:\n%s\nthe read API:\n%s", r.Resource, data[i], body.Body)
+			}
+			if r.EventID == "" || r.CreatedAt.IsZero() {
+				t.Fatalf("row %+v", r)
+			}
+		}
+		outboxtest.Clear(t, e.Pool)
+		return rows
+	}
+
+	t.Run("an import writes submitted for new records", func(t *testing.T) {
+		e.load(t, convention, demoDepartments, carol(), bob())
+		expect(t, "volunteer-submitted volunteer:2026:1002", "volunteer-submitted volunteer:2026:1003")
+	})
+	t.Run("importing the same records again writes nothing", func(t *testing.T) {
+		e.load(t, convention, demoDepartments, carol(), bob())
+		expect(t)
+	})
+	t.Run("assignment gained, lost, both, and other changes", func(t *testing.T) {
+		c := carol() // 11 interest, 10 experience+assignment
+		c.Departments = []fixture.DepartmentChoice{{ID: 11, States: []string{"interest", "assignment"}}, {ID: 10, States: []string{"experience"}}}
+		b := bob()
+		b.ContactMethods = []fixture.ContactMethod{{Name: "email", Value: "bob@example.org", IsPrimary: true}}
+		dave := fixture.Volunteer{UserID: 1004, Departments: []fixture.DepartmentChoice{{ID: 12, States: []string{"assignment"}}}}
+		res := e.load(t, convention, demoDepartments, c, b, dave)
+		if res.Inserted != 1 || res.Updated != 2 {
+			t.Fatalf("%+v", res)
+		}
+		expect(t, "volunteer-updated volunteer:2026:1002",
+			"volunteer-unassigned volunteer:2026:1003", "volunteer-assigned volunteer:2026:1003",
+			"volunteer-submitted volunteer:2026:1004")
+
+		b.Departments = []fixture.DepartmentChoice{{ID: 12, States: []string{"avoid"}}, {ID: 10, States: []string{"assignment"}}}
+		dave.Departments = nil
+		e.load(t, convention, demoDepartments, c, b, dave)
+		expect(t, "volunteer-assigned volunteer:2026:1002", "volunteer-unassigned volunteer:2026:1004")
+	})
+	t.Run("a failed import writes no event", func(t *testing.T) {
+		changed := carol()
+		d, v, err := volunteer.FromFixture(convention, nil, []fixture.Volunteer{changed}, []int64{10, 11, 12})
+		if err != nil {
+			t.Fatal(err)
+		}
+		broken := v[0]
+		broken.ConventionID = "" // refused by the database, after the change to carol
+		if _, err := e.Store.Import(ctx, d, append(v, broken)); err == nil {
+			t.Fatal("the import passed")
+		}
+		expect(t)
+	})
+	t.Run("a user the users service does not know is rendered with its id alone", func(t *testing.T) {
+		_, v, err := volunteer.FromFixture(convention, nil, []fixture.Volunteer{{UserID: 1099}}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.Store.Import(ctx, nil, v); err != nil {
+			t.Fatal(err)
+		}
+		rows := outboxtest.Rows(t, e.Pool)
+		data, err := render(ctx, rows)
+		if err != nil || len(data) != 1 {
+			t.Fatal(err)
+		}
+		var got struct{ User map[string]any }
+		if err := json.Unmarshal(data[0], &got); err != nil {
+			t.Fatal(err)
+		}
+		if got.User["id"] != "1099" || got.User["username"] != "" || got.User["phone"] != nil {
+			t.Fatalf("user %v", got.User)
+		}
+		e.Users.Add(usersapitest.User(1099))
+		expect(t, "volunteer-submitted volunteer:2026:1099")
+	})
+	t.Run("volunteers delete writes volunteer-deleted with the last state", func(t *testing.T) {
+		before := e.Get(t, "/api/v0/users/1003/volunteer", token)
+		last, err := e.Store.Get(ctx, convention, 1003)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := e.RunCLI(t, cli.Root(), "delete", "1003")
+		if err != nil || !strings.Contains(out, "deleted the volunteer record of user 1003 in convention 2026") {
+			t.Fatalf("%v %s", err, out)
+		}
+		rows := outboxtest.Rows(t, e.Pool)
+		if got := outboxtest.Types(rows); !slices.Equal(got, []string{"volunteer-deleted volunteer:2026:1003"}) {
+			t.Fatalf("events %q", got)
+		}
+		var payload volunteer.Volunteer
+		if err := json.Unmarshal(rows[0].Payload, &payload); err != nil {
+			t.Fatal(err)
+		}
+		a, _ := json.Marshal(payload)
+		b, _ := json.Marshal(last)
+		if string(a) != string(b) {
+			t.Fatalf("payload %s, last state %s", a, b)
+		}
+		data, err := render(ctx, rows)
+		if err != nil || string(data[0]) != string(before.Body) {
+			t.Fatalf("%v: rendered %s, the read API said %s", err, data[0], before.Body)
+		}
+		if r := e.Get(t, "/api/v0/users/1003/volunteer", token); r.Status != 404 {
+			t.Fatalf("status %d after delete", r.Status)
+		}
+		outboxtest.Clear(t, e.Pool)
+
+		for _, args := range [][]string{{"delete", "1003"}, {"delete", "4242", "--convention", "2025"}, {"delete", "abc"}} {
+			if _, err := e.RunCLI(t, cli.Root(), args...); err == nil {
+				t.Fatalf("%v succeeded", args)
+			}
+		}
+		if _, err := e.RunCLI(t, cli.Root(), "delete", "1003"); err == nil || !strings.Contains(err.Error(), "user 1003 has no volunteer record in convention 2026") {
+			t.Fatalf("err %v", err)
+		}
+		expect(t)
+	})
+	t.Run("the relay publishes what the read API shows", func(t *testing.T) {
+		var sink outboxtest.Sink
+		sink.StartRelay(t, e.Pool, "volunteers", render)
+		c := carol()
+		e.load(t, convention, demoDepartments, c)
+		got := sink.WaitFor(t, 1, 10*time.Second)
+		body := e.Get(t, "/api/v0/users/1003/volunteer", token)
+		if len(got) != 1 || got[0].Type != "volunteer-submitted" || got[0].Source != "volunteers" || string(got[0].Data) != string(body.Body) {
+			t.Fatalf("published %+v, the read API says %s", got, body.Body)
+		}
+	})
+}
