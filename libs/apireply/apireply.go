@@ -11,6 +11,11 @@ import (
 	"github.com/eventreg/eventreg/libs/pgdb"
 )
 
+// TimeFormat is how the API writes a time (createdAt, updatedAt): RFC 3339
+// with milliseconds, formatted in UTC, so that a change within the same
+// second still shows a new updatedAt.
+const TimeFormat = "2006-01-02T15:04:05.000Z07:00"
+
 // Classified is implemented by errors that know their API error (for example
 // usersummary.UnavailableError).
 type Classified interface {

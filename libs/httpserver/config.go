@@ -18,6 +18,12 @@ type Config struct {
 	WriteTimeout      time.Duration `env:"HTTP_WRITE_TIMEOUT" envDefault:"30s"`
 	IdleTimeout       time.Duration `env:"HTTP_IDLE_TIMEOUT" envDefault:"120s"`
 	ShutdownTimeout   time.Duration `env:"SHUTDOWN_TIMEOUT" envDefault:"20s"`
+	// RequestTimeout is the deadline of each request's context on both
+	// listeners: work bound to it (queries, calls to other services) stops
+	// there and the request is answered 503, within the 5 s clients wait.
+	// Zero or less is DefaultRequestTimeout. Routes that bound their own work
+	// are taken out with Server.ExemptFromRequestTimeout.
+	RequestTimeout time.Duration `env:"REQUEST_TIMEOUT" envDefault:"3s"`
 	// ShutdownDelay keeps serving (with /readyz failing) this long after SIGTERM
 	// so that load balancers stop sending before the listener closes.
 	ShutdownDelay time.Duration `env:"SHUTDOWN_DELAY" envDefault:"0s"`
@@ -35,6 +41,9 @@ type Config struct {
 	// environment: the service sets it from telemetry.TracesEnabled.
 	Tracing bool
 }
+
+// DefaultRequestTimeout is REQUEST_TIMEOUT's default.
+const DefaultRequestTimeout = 3 * time.Second
 
 // CheckTrustedProxies reports an entry of TRUSTED_PROXIES that is neither a
 // CIDR nor an address.

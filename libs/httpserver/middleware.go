@@ -1,6 +1,7 @@
 package httpserver
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -115,6 +116,21 @@ func bodyLimit(limit int64) gin.HandlerFunc {
 		if c.Request.Body != nil {
 			c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, limit)
 		}
+		c.Next()
+	}
+}
+
+// requestDeadline gives each request's context the deadline d, but on the
+// routes exempt returns true for (by route template).
+func requestDeadline(d time.Duration, exempt func(route string) bool) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		if exempt(c.FullPath()) {
+			c.Next()
+			return
+		}
+		ctx, cancel := context.WithTimeout(c.Request.Context(), d)
+		defer cancel()
+		c.Request = c.Request.WithContext(ctx)
 		c.Next()
 	}
 }

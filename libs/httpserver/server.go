@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/pprof"
@@ -44,6 +45,9 @@ type Server struct {
 	checksMu sync.Mutex
 	checks   map[string]Check
 	draining atomic.Bool
+	// noDeadline holds the route templates out of RequestTimeout
+	// (copy on write: read by every request).
+	noDeadline atomic.Pointer[map[string]bool]
 
 	publicLn, internalLn net.Listener
 }
@@ -52,7 +56,11 @@ type Server struct {
 // Internal before Run.
 func New(cfg Config, log *slog.Logger, service string) *Server {
 	gin.SetMode(gin.ReleaseMode)
+	if cfg.RequestTimeout <= 0 {
+		cfg.RequestTimeout = DefaultRequestTimeout
+	}
 	s := &Server{cfg: cfg, log: log, service: service, checks: map[string]Check{}, Metrics: prometheus.NewRegistry()}
+	s.noDeadline.Store(&map[string]bool{})
 	s.Metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	red := newREDMetrics(s.Metrics)
 
@@ -63,9 +71,31 @@ func New(cfg Config, log *slog.Logger, service string) *Server {
 	s.Internal.GET("/readyz", s.readyz)
 	s.Internal.GET("/metrics", gin.WrapH(promhttp.HandlerFor(s.Metrics, promhttp.HandlerOpts{Registry: s.Metrics})))
 	if cfg.Pprof {
-		s.Internal.Any("/debug/pprof/*profile", gin.WrapF(servePprof))
+		s.Internal.Any(pprofRoute, gin.WrapF(servePprof))
+		// A CPU profile or trace runs for the seconds it is asked for
+		// (bounded by HTTP_WRITE_TIMEOUT); a request deadline would cut it
+		// short.
+		s.ExemptFromRequestTimeout(pprofRoute)
 	}
 	return s
+}
+
+const pprofRoute = "/debug/pprof/*profile"
+
+// ExemptFromRequestTimeout takes the routes of the given templates, as
+// registered (e.g. "/api/v0/users/:id/volunteer"), on either listener, out of
+// RequestTimeout: routes that bound their own work, with a longer bound.
+// Call it before Serve.
+func (s *Server) ExemptFromRequestTimeout(routes ...string) {
+	next := maps.Clone(*s.noDeadline.Load())
+	for _, r := range routes {
+		next[r] = true
+	}
+	s.noDeadline.Store(&next)
+}
+
+func (s *Server) exemptFromDeadline(route string) bool {
+	return route != "" && (*s.noDeadline.Load())[route]
 }
 
 func (s *Server) newEngine(red *redMetrics, listener string) *gin.Engine {
@@ -86,6 +116,7 @@ func (s *Server) newEngine(red *redMetrics, listener string) *gin.Engine {
 		requestLog(s.log, listener),
 		red.middleware(listener),
 		bodyLimit(s.cfg.BodyLimit),
+		requestDeadline(s.cfg.RequestTimeout, s.exemptFromDeadline),
 	)
 	e.NoRoute(func(c *gin.Context) { apierror.Abort(c, apierror.NotFound("No such endpoint.")) })
 	e.NoMethod(func(c *gin.Context) { apierror.Abort(c, apierror.MethodNotAllowed()) })
@@ -161,9 +192,12 @@ func (s *Server) readyz(c *gin.Context) {
 	c.JSON(http.StatusOK, gin.H{"status": "ready"})
 }
 
-// Listen binds both listeners; use it before Serve to learn the addresses of
-// ":0" listeners (tests).
+// Listen binds both listeners; use it before Serve (or Run) to learn the
+// addresses of ":0" listeners (tests). Once bound, it does nothing more.
 func (s *Server) Listen() error {
+	if s.publicLn != nil {
+		return nil
+	}
 	var err error
 	if s.publicLn, err = net.Listen("tcp", s.cfg.PublicAddr); err != nil {
 		return fmt.Errorf("listening on PUBLIC_ADDR %s: %w", s.cfg.PublicAddr, err)

@@ -1,6 +1,9 @@
-// Package page holds the pagination rules every list endpoint shares: the
-// limit (default 100, above 100 treated as 100, below 1 refused), the response
-// shape {data, nextPage, hasMore}, and keyset cursors through package cursor.
+// Package page holds the pagination rules every list endpoint shares, for the
+// API packages: the limit (default 100, above 100 treated as 100, below 1
+// refused), the response shape {data, nextPage, hasMore}, and keyset cursors
+// through package cursor, errors in the API's shape (libs/apierror). Stores
+// and business packages take the keyset.Seek it decodes (package keyset,
+// free of HTTP).
 package page
 
 import (
@@ -11,6 +14,7 @@ import (
 
 	"github.com/eventreg/eventreg/libs/apierror"
 	"github.com/eventreg/eventreg/libs/cursor"
+	"github.com/eventreg/eventreg/libs/page/keyset"
 )
 
 // DefaultLimit is both the default and the largest page size.
@@ -83,13 +87,6 @@ func badLimit() *apierror.Error {
 	return apierror.Validation("limit must be a whole number from 1 to 100.", map[string]string{"limit": "must be a whole number from 1 to 100"})
 }
 
-// Keyset is what a store needs to fetch one page: rows with key > After, in
-// key order, Limit+1 of them (the extra row tells whether there are more).
-type Keyset struct {
-	After int64
-	Limit int
-}
-
 // Paginator ties a cursor codec to one query name.
 type Paginator struct {
 	Codec *cursor.Codec
@@ -97,8 +94,8 @@ type Paginator struct {
 }
 
 // Start decodes the cursor (nil or "" is the first page) for the filter.
-func (p Paginator) Start(nextPage *string, limit int, filter any) (Keyset, *apierror.Error) {
-	ks := Keyset{Limit: limit}
+func (p Paginator) Start(nextPage *string, limit int, filter any) (keyset.Seek, *apierror.Error) {
+	ks := keyset.Seek{Limit: limit}
 	if nextPage == nil || *nextPage == "" {
 		return ks, nil
 	}
@@ -112,7 +109,7 @@ func (p Paginator) Start(nextPage *string, limit int, filter any) (Keyset, *apie
 }
 
 // Finish builds the response from up to Limit+1 rows fetched for ks.
-func Finish[T any](p Paginator, ks Keyset, rows []T, keyOf func(T) int64, filter any) Response[T] {
+func Finish[T any](p Paginator, ks keyset.Seek, rows []T, keyOf func(T) int64, filter any) Response[T] {
 	resp := Response[T]{Data: rows}
 	if resp.Data == nil {
 		resp.Data = []T{}

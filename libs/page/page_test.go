@@ -6,6 +6,7 @@ import (
 
 	"github.com/eventreg/eventreg/libs/cursor"
 	"github.com/eventreg/eventreg/libs/page"
+	"github.com/eventreg/eventreg/libs/page/keyset"
 )
 
 func TestParseLimit(t *testing.T) {
@@ -51,7 +52,7 @@ func TestWalkSeesEveryRowOnce(t *testing.T) {
 	for i := range all {
 		all[i] = int64(i*3 + 1)
 	}
-	fetch := func(ks page.Keyset) []int64 {
+	fetch := func(ks keyset.Seek) []int64 {
 		var out []int64
 		for _, v := range all {
 			if v > ks.After && len(out) < ks.Limit+1 {
@@ -93,7 +94,7 @@ func TestWalkSeesEveryRowOnce(t *testing.T) {
 func TestEmptyPageHasEmptyArray(t *testing.T) {
 	codec, _ := cursor.NewCodec([]byte("0123456789abcdef0123456789abcdef"))
 	p := page.Paginator{Codec: codec, Query: "test"}
-	resp := page.Finish(p, page.Keyset{Limit: 10}, []int64(nil), func(v int64) int64 { return v }, nil)
+	resp := page.Finish(p, keyset.Seek{Limit: 10}, []int64(nil), func(v int64) int64 { return v }, nil)
 	b, _ := json.Marshal(resp)
 	if string(b) != `{"data":[],"nextPage":null,"hasMore":false}` {
 		t.Fatalf("got %s", b)

@@ -79,10 +79,16 @@ type Runtime struct {
 // OnClose registers cleanup run (in reverse order) after the servers stop.
 func (r *Runtime) OnClose(f func(context.Context) error) { r.close = append(r.close, f) }
 
-// Start builds the logger, telemetry, the database pool (with readiness
-// checks for it and its migrations) and the HTTP server. Call Serve after
-// adding routes.
+// Start builds the logger (JSON lines on stderr), telemetry, the database
+// pool (with readiness checks for it and its migrations) and the HTTP server.
+// Call Serve after adding routes.
 func Start(ctx context.Context, name string, base Base, set migrations.Set) (*Runtime, error) {
+	return StartLogging(ctx, name, base, set, os.Stderr)
+}
+
+// StartLogging is Start with the log written to logs (test harnesses read
+// it).
+func StartLogging(ctx context.Context, name string, base Base, set migrations.Set, logs io.Writer) (*Runtime, error) {
 	level, err := logging.ParseLevel(base.LogLevel)
 	if err != nil {
 		return nil, fmt.Errorf("configuration: %w", err)
@@ -90,7 +96,7 @@ func Start(ctx context.Context, name string, base Base, set migrations.Set) (*Ru
 	if err := base.CheckTrustedProxies(); err != nil {
 		return nil, fmt.Errorf("configuration: %w", err)
 	}
-	log := logging.New(os.Stderr, level, name)
+	log := logging.New(logs, level, name)
 	tuneGC(os.Getenv)
 	shutdownTelemetry, err := telemetry.Setup(ctx, name, Version)
 	if err != nil {

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/eventreg/eventreg/libs/page"
+	"github.com/eventreg/eventreg/libs/page/keyset"
 	"github.com/eventreg/eventreg/libs/testkit"
 	"github.com/eventreg/eventreg/services/users/internal/dataload"
 	"github.com/eventreg/eventreg/services/users/internal/dataload/loaddb"
@@ -55,7 +55,7 @@ func BenchmarkSearchDepth(b *testing.B) {
 
 	page := func(f user.Filter, after int64) func() {
 		return func() {
-			rows, err := store.Search(ctx, f, usertest.ConventionID, page.Keyset{After: after, Limit: 100})
+			rows, err := store.Search(ctx, f, usertest.ConventionID, keyset.Seek{After: after, Limit: 100})
 			if err != nil || len(rows) != 101 {
 				b.Fatalf("page after %d: %d rows, %v", after, len(rows), err)
 			}

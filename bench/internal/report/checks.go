@@ -43,7 +43,7 @@ func DefaultTargets() Targets {
 	return Targets{TokenRPS: 5000, TokenP99Millis: 25, TokenConcurrency: 64, ReadShareOfPg: 0.5,
 		ValidateCachedNs: 5000, DepthCostRatio: 1.2, MaxRSSBytes: 100 << 20,
 		ServicesWithinRSS:      []string{"auth", "users", "volunteers", "registrations"},
-		WebhookEventsPerSecond: 500, WebhookP99Millis: 1000}
+		WebhookEventsPerSecond: 100, WebhookP99Millis: 1000}
 }
 
 func status(ok bool) Status {

@@ -7,7 +7,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -20,13 +19,10 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/eventreg/eventreg/libs/fixture"
-	"github.com/eventreg/eventreg/libs/httpserver"
-	"github.com/eventreg/eventreg/libs/pgdb"
-	"github.com/eventreg/eventreg/libs/redisdb"
+	"github.com/eventreg/eventreg/libs/service"
 	"github.com/eventreg/eventreg/libs/testkit"
 	"github.com/eventreg/eventreg/libs/usersapi"
 
-	"github.com/eventreg/eventreg/services/auth/internal/authmetrics"
 	"github.com/eventreg/eventreg/services/auth/internal/client"
 	"github.com/eventreg/eventreg/services/auth/internal/client/clientdb"
 	"github.com/eventreg/eventreg/services/auth/internal/clientsecret"
@@ -237,41 +233,33 @@ func Start(t testing.TB, opts Options) *Server {
 		t.Fatal(err)
 	}
 	logs := &testkit.SyncBuffer{}
-	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	cfg.LogLevel = "debug"
 	ctx, cancel := context.WithCancel(context.Background())
-	pool, err := pgdb.Open(ctx, dsn)
+	// The production wiring: the runtime serve builds, then Mount.
+	rt, err := service.StartLogging(ctx, "auth", cfg.Base, migrations.Set(), logs)
 	if err != nil {
+		cancel()
 		t.Fatal(err)
 	}
-	rdb, err := redisdb.Open(cfg.RedisURL, cfg.RedisCluster)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httpserver.New(cfg.Base.Config, log, "auth")
-	srv.AddReadinessCheck("postgresql", migrations.Set().Check(pool))
-	if err := srv.Listen(); err != nil {
+	if err := rt.Server.Listen(); err != nil {
+		cancel()
 		t.Fatal(err)
 	}
 	// The issuer must be the public URL, as apps reach it.
-	cfg.Issuer = "http://" + srv.PublicAddr()
-	app, err := server.Build(ctx, cfg, log, pool, rdb, usersapi.NewClient(double.URL, 3*time.Second), authmetrics.New(srv.Metrics), srv.Public, srv.Internal)
+	cfg.Issuer = "http://" + rt.Server.PublicAddr()
+	app, err := server.Mount(ctx, cfg, rt)
 	if err != nil {
+		cancel()
 		t.Fatal(err)
 	}
-	srv.AddReadinessCheck("signing-keys", app.Keys.Ready)
-	go app.Keys.Run(ctx)
-	waitDispatcher := app.StartDispatcher(ctx)
 	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx) }()
-	s := &Server{URL: cfg.Issuer, InternalURL: "http://" + srv.InternalAddr(), Config: cfg, Pool: pool, Redis: rdb, RedisProc: proc,
+	go func() { done <- rt.Serve(ctx) }()
+	s := &Server{URL: cfg.Issuer, InternalURL: "http://" + rt.Server.InternalAddr(), Config: cfg, Pool: rt.Pool, Redis: app.Redis, RedisProc: proc,
 		Users: double, App: app, Logs: logs, cancel: cancel, redisDir: redisDir, redisPort: redisPort,
-		Clients: client.NewService(clientdb.New(pool), clientsecret.NewHasher([]byte(cfg.ClientSecretKey)), 0)}
+		Clients: client.NewService(clientdb.New(rt.Pool), clientsecret.NewHasher([]byte(cfg.ClientSecretKey)), 0)}
 	t.Cleanup(func() {
 		cancel()
 		<-done
-		_ = waitDispatcher(context.Background())
-		_ = rdb.Close()
-		pool.Close()
 	})
 	if _, err := s.Clients.Import(ctx, Clients()); err != nil {
 		t.Fatalf("importing clients: %v", err)

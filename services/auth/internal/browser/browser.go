@@ -3,8 +3,6 @@ package browser
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
 	"errors"
 	"html/template"
 	"log/slog"
@@ -40,8 +38,8 @@ type Config struct {
 	OrgName, OrgLogoURL string
 	// SecureCookies forces the Secure attribute (an https issuer).
 	SecureCookies bool
-	// CSRFSecret keys the CSRF tokens; the same on every replica.
-	CSRFSecret []byte
+	// CSRFKey keys the CSRF tokens (an HMAC-SHA256 key); the same on every replica.
+	CSRFKey []byte
 	// FailureDelay slows the answer to a failed login once half of the
 	// allowed failures are used.
 	FailureDelay time.Duration
@@ -89,19 +87,23 @@ func New(cfg Config, deps Deps) (*Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := hmac.New(sha256.New, cfg.CSRFSecret)
-	m.Write([]byte("eventreg auth csrf key v1"))
 	return &Handler{Deps: deps, pages: p, org: Org{Name: cfg.OrgName, LogoURL: template.URL(cfg.OrgLogoURL)},
-		secureCookies: cfg.SecureCookies, csrfKey: m.Sum(nil), failureDelay: cfg.FailureDelay, issuer: cfg.Issuer, log: deps.Log}, nil
+		secureCookies: cfg.SecureCookies, csrfKey: append([]byte(nil), cfg.CSRFKey...), failureDelay: cfg.FailureDelay, issuer: cfg.Issuer, log: deps.Log}, nil
 }
+
+// PathLogin is the sign-in page and its form's target. Its POST is bound by
+// USERS_TIMEOUT (the password check) plus LOGIN_FAILURE_DELAY (the slow-down
+// of a failed guess), not by the server's REQUEST_TIMEOUT: serve exempts it,
+// so that neither is cut short.
+const PathLogin = "/oauth/login"
 
 // Register adds the routes under /oauth to r.
 func (h *Handler) Register(r gin.IRouter) {
 	g := r.Group("/oauth", securityHeaders)
 	g.GET("/authorize", h.authorize)
 	g.POST("/authorize", h.decide)
-	g.GET("/login", h.loginPage)
-	g.POST("/login", h.login)
+	g.GET(strings.TrimPrefix(PathLogin, "/oauth"), h.loginPage)
+	g.POST(strings.TrimPrefix(PathLogin, "/oauth"), h.login)
 	g.GET("/logout", h.logout)
 	g.POST("/logout", h.logoutConfirmed)
 	g.GET("/apps", h.apps)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/eventreg/eventreg/libs/fixture"
+	"github.com/eventreg/eventreg/libs/userid"
 
 	"github.com/eventreg/eventreg/services/auth/internal/clientsecret"
 	"github.com/eventreg/eventreg/services/auth/internal/scope"
@@ -152,9 +153,6 @@ func NewService(store Store, hasher *clientsecret.Hasher, cacheTTL time.Duration
 		cache: map[int64]cached{}, dummy: hasher.Hash("dummy secret used to even out timing")}
 }
 
-// Hasher returns the secret hasher.
-func (s *Service) Hasher() *clientsecret.Hasher { return s.hasher }
-
 // NewClient is what an operator registers.
 type NewClient struct {
 	Name         string
@@ -240,23 +238,16 @@ func (s *Service) Lookup(ctx context.Context, id int64) (Client, error) {
 	return c, err
 }
 
-// Forget drops id from the cache, so the next lookup reads the store.
-func (s *Service) Forget(id int64) { s.forget(id) }
-
 func (s *Service) forget(id int64) {
 	s.mu.Lock()
 	delete(s.cache, id)
 	s.mu.Unlock()
 }
 
-// ParseID parses a client id as sent by apps (a positive decimal number).
-func ParseID(raw string) (int64, bool) {
-	if raw == "" || len(raw) > 19 || raw[0] == '+' || raw[0] == '-' {
-		return 0, false
-	}
-	id, err := strconv.ParseInt(raw, 10, 64)
-	return id, err == nil && id > 0
-}
+// ParseID parses a client id as sent by apps: a positive decimal number,
+// written exactly as user ids are, so userid.Parse reads it (leading zeros
+// included: "0501" is client 501). The name says what the call sites parse.
+func ParseID(raw string) (int64, bool) { return userid.Parse(raw) }
 
 // Authenticate checks a client id and secret. Unknown clients and wrong
 // secrets are both ErrAuthFailed and take the same work.

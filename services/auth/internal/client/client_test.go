@@ -58,6 +58,9 @@ func TestValidate(t *testing.T) {
 }
 
 func TestParseID(t *testing.T) {
+	if id, ok := ParseID("0501"); !ok || id != 501 {
+		t.Errorf(`"0501": %d, %v; want 501, true`, id, ok)
+	}
 	for raw, want := range map[string]bool{"501": true, "0": false, "-1": false, "+1": false, "abc": false, "": false, "99999999999999999999": false} {
 		if _, ok := ParseID(raw); ok != want {
 			t.Errorf("%q: %v", raw, ok)

@@ -19,12 +19,6 @@ const MinClientSecretKeyLength = 32
 // MaxAuthCodeTTL is the longest an authorization code may live (RFC 6749 §4.1.2 says 10 minutes at most).
 const MaxAuthCodeTTL = 10 * time.Minute
 
-// Admin is what the admin commands (import, clients, keys) need: no listeners, no Redis.
-type Admin struct {
-	service.DatabaseConfig
-	Keys
-}
-
 // Keys are the secrets and key-rotation settings shared by serve and the admin commands.
 type Keys struct {
 	KeyEncryptionKey  string        `env:"KEY_ENCRYPTION_KEY,required,unset"`
@@ -82,9 +76,6 @@ func DecodeKEK(s string) ([]byte, error) {
 	}
 	return nil, errors.New("KEY_ENCRYPTION_KEY must be base64 of 32 bytes (it is not valid base64)")
 }
-
-// Validate checks the rules the types cannot express.
-func (a *Admin) Validate() error { return a.Keys.Validate() }
 
 // Serve is the configuration of `auth serve`.
 type Serve struct {

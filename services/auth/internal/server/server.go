@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/eventreg/eventreg/libs/apierror"
+	"github.com/eventreg/eventreg/libs/authapi"
 	"github.com/eventreg/eventreg/libs/cursor"
 	"github.com/eventreg/eventreg/libs/redisdb"
 	"github.com/eventreg/eventreg/libs/service"
@@ -49,6 +50,8 @@ type App struct {
 	Webhooks *webhook.Service
 	// Dispatcher delivers webhooks; nil when WEBHOOK_DELIVERY is false.
 	Dispatcher *webhook.Dispatcher
+	// Redis is the client Mount opened (nil after Build alone).
+	Redis redis.UniversalClient
 }
 
 // Build wires everything onto public and internal. users is the users
@@ -77,11 +80,13 @@ func Build(ctx context.Context, cfg config.Serve, log *slog.Logger, pool *pgxpoo
 		Issuer:         issuer, Log: log, Metrics: metrics,
 	}).Register(public, internal)
 
-	csrf := hmac.New(sha256.New, []byte(cfg.ClientSecretKey))
-	csrf.Write([]byte("csrf"))
+	// Two steps, because these are the bytes the CSRF key has always had
+	// (the second step used to live in browser.New): forms rendered by a
+	// replica of the previous release still validate during a rolling deploy.
+	csrfKey := deriveKey(deriveKey([]byte(cfg.ClientSecretKey), "csrf"), "eventreg auth csrf key v1")
 	pages, err := browser.New(browser.Config{
 		OrgName: cfg.OrgName, OrgLogoURL: cfg.OrgLogoURL, SecureCookies: strings.HasPrefix(issuer, "https://"),
-		CSRFSecret: csrf.Sum(nil), FailureDelay: cfg.LoginFailureDelay, Issuer: issuer,
+		CSRFKey: csrfKey, FailureDelay: cfg.LoginFailureDelay, Issuer: issuer,
 	}, browser.Deps{
 		Clients: clients, Consents: consentdb.New(pool), Users: users,
 		Sessions: session.New(rdb, cfg.SessionIdleTTL, cfg.SessionAbsTTL), Codes: codes, Refresh: refresh,
@@ -105,6 +110,14 @@ func Build(ctx context.Context, cfg config.Serve, log *slog.Logger, pool *pgxpoo
 	return app, nil
 }
 
+// deriveKey derives the key of one purpose from secret (CLIENT_SECRET_KEY),
+// so every replica derives the same one.
+func deriveKey(secret []byte, purpose string) []byte {
+	m := hmac.New(sha256.New, secret)
+	m.Write([]byte(purpose))
+	return m.Sum(nil)
+}
+
 // buildWebhooks wires the webhook API onto public and internal, and the
 // dispatcher when this replica delivers.
 func buildWebhooks(app *App, cfg config.Serve, log *slog.Logger, pool *pgxpool.Pool, tokens *accesstoken.Issuer,
@@ -117,10 +130,7 @@ func buildWebhooks(app *App, cfg config.Serve, log *slog.Logger, pool *pgxpool.P
 	store := webhookdb.New(pool)
 	wm := webhook.NewMetrics(metrics.Registerer())
 	app.Webhooks = webhook.NewService(store, app.Clients, policy, wm)
-	// The cursor key is derived from CLIENT_SECRET_KEY, the same on every replica.
-	mac := hmac.New(sha256.New, []byte(cfg.ClientSecretKey))
-	mac.Write([]byte("webhook-cursor"))
-	codec, err := cursor.NewCodec(mac.Sum(nil))
+	codec, err := cursor.NewCodec(deriveKey([]byte(cfg.ClientSecretKey), "webhook-cursor"))
 	if err != nil {
 		return err
 	}
@@ -176,9 +186,20 @@ func Run(ctx context.Context, cfg config.Serve) error {
 	if err != nil {
 		return err
 	}
+	if _, err := Mount(ctx, cfg, rt); err != nil {
+		return err
+	}
+	return rt.Serve(ctx)
+}
+
+// Mount wires auth onto rt as `serve` runs it: Redis, the users service's
+// client, every handler (Build), the readiness checks and the background
+// loops (key rotation, webhook delivery), which run until ctx ends. Run and
+// the test harness (authtest) both call it.
+func Mount(ctx context.Context, cfg config.Serve, rt *service.Runtime) (*App, error) {
 	rdb, err := redisdb.Open(cfg.RedisURL, cfg.RedisCluster)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	rt.OnClose(func(context.Context) error { return rdb.Close() })
 	// Not a readiness check: a Redis outage is answered per request (503 on the
@@ -187,11 +208,17 @@ func Run(ctx context.Context, cfg config.Serve) error {
 	users := usersapi.NewClient(cfg.UsersInternalURL, cfg.UsersTimeout)
 	app, err := Build(ctx, cfg, rt.Log, rt.Pool, rdb, users, authmetrics.New(rt.Server.Metrics), rt.Server.Public, rt.Server.Internal)
 	if err != nil {
-		return fmt.Errorf("wiring auth: %w", err)
+		return nil, fmt.Errorf("wiring auth: %w", err)
 	}
+	app.Redis = rdb
+	// Out of the server's REQUEST_TIMEOUT: the event intake, which the
+	// producers' relays give PublishTimeout (10 s) for a batch of up to 500
+	// events (cut at 3 s, a large batch would fail and be sent again, for
+	// ever), and the sign-in form's POST (browser.PathLogin says why).
+	rt.Server.ExemptFromRequestTimeout(authapi.PathEvents, browser.PathLogin)
 	rt.Server.AddReadinessCheck("signing-keys", app.Keys.Ready)
 	go app.Keys.Run(ctx)
 	// Deliveries in flight finish (or keep their lease) before the pool closes.
 	rt.OnClose(app.StartDispatcher(ctx))
-	return rt.Serve(ctx)
+	return app, nil
 }

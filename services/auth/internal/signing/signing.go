@@ -3,6 +3,7 @@ package signing
 
 import (
 	"context"
+	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -225,7 +226,7 @@ func NewKey(kek []byte, now, activatesAt time.Time) (Key, error) {
 	if err != nil {
 		return Key{}, fmt.Errorf("building JWK: %w", err)
 	}
-	tp, err := pub.Thumbprint(cryptoSHA256)
+	tp, err := pub.Thumbprint(crypto.SHA256)
 	if err != nil {
 		return Key{}, fmt.Errorf("thumbprint: %w", err)
 	}

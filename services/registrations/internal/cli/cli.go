@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/spf13/cobra"
 
+	"github.com/eventreg/eventreg/libs/apireply"
 	"github.com/eventreg/eventreg/libs/fixture"
 	"github.com/eventreg/eventreg/libs/page"
 	"github.com/eventreg/eventreg/libs/pgdb"
@@ -17,8 +18,8 @@ import (
 	"github.com/eventreg/eventreg/libs/usersapi"
 	"github.com/eventreg/eventreg/services/registrations/internal/config"
 	"github.com/eventreg/eventreg/services/registrations/internal/registration"
+	"github.com/eventreg/eventreg/services/registrations/internal/registration/registrationdb"
 	"github.com/eventreg/eventreg/services/registrations/internal/registrationapi"
-	"github.com/eventreg/eventreg/services/registrations/internal/registrationstore"
 	"github.com/eventreg/eventreg/services/registrations/migrations"
 )
 
@@ -70,7 +71,7 @@ func Serve(ctx context.Context, cfg config.Serve) error {
 		return err
 	}
 	users := usersapi.NewClient(cfg.UsersInternalURL, cfg.UsersTimeout)
-	svc := registration.NewService(registrationstore.New(rt.Pool), users, cfg.ConventionID)
+	svc := registration.NewService(registrationdb.New(rt.Pool), users, cfg.ConventionID)
 	h := registrationapi.New(svc, page.Paginator{Codec: deps.Cursor, Query: "registrations.search"}, rt.Log)
 	registrationapi.Register(rt.Server.Public, deps.ProtectedAndLimited, h) // token, scope, then the per-client rate limit
 	// The outbox relay: committed registration events, rendered as the read API renders them, to auth.
@@ -81,7 +82,7 @@ func Serve(ctx context.Context, cfg config.Serve) error {
 }
 
 // withStore opens the database of an admin command.
-func withStore(ctx context.Context, f func(cfg config.Admin, pool *pgxpool.Pool, st *registrationstore.Store) error) error {
+func withStore(ctx context.Context, f func(cfg config.Admin, pool *pgxpool.Pool, st *registrationdb.Store) error) error {
 	cfg, err := config.Load[config.Admin]()
 	if err != nil {
 		return err
@@ -91,17 +92,17 @@ func withStore(ctx context.Context, f func(cfg config.Admin, pool *pgxpool.Pool,
 		return err
 	}
 	defer pool.Close()
-	return f(cfg, pool, registrationstore.New(pool))
+	return f(cfg, pool, registrationdb.New(pool))
 }
 
 func importCommand() *cobra.Command {
-	var output string
+	var output *service.Output
 	cmd := &cobra.Command{
 		Use:   "import FILE",
 		Short: "Load the registrations of a fixture file (idempotent, all or nothing)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return withStore(cmd.Context(), func(cfg config.Admin, _ *pgxpool.Pool, st *registrationstore.Store) error {
+			return withStore(cmd.Context(), func(cfg config.Admin, _ *pgxpool.Pool, st *registrationdb.Store) error {
 				doc, err := fixture.Load(args[0])
 				if err != nil {
 					return err
@@ -118,7 +119,7 @@ func importCommand() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				if output == "json" {
+				if output.JSON() {
 					return service.PrintJSON(cmd.OutOrStdout(), map[string]any{"conventionId": convention,
 						"inserted": res.Inserted, "updated": res.Updated, "unchanged": res.Unchanged})
 				}
@@ -128,18 +129,18 @@ func importCommand() *cobra.Command {
 			})
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
+	output = service.AddOutputFlag(cmd)
 	return cmd
 }
 
 func generateCommand() *cobra.Command {
-	var o registrationstore.GenerateOptions
+	var o registrationdb.GenerateOptions
 	cmd := &cobra.Command{
 		Use:   "generate",
 		Short: "Write synthetic registrations for benchmarks (COPY, with progress)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withStore(cmd.Context(), func(cfg config.Admin, _ *pgxpool.Pool, st *registrationstore.Store) error {
+			return withStore(cmd.Context(), func(cfg config.Admin, _ *pgxpool.Pool, st *registrationdb.Store) error {
 				if o.ConventionID == "" {
 					o.ConventionID = cfg.ConventionID
 				}
@@ -169,7 +170,8 @@ func generateCommand() *cobra.Command {
 }
 
 func setStatusCommand() *cobra.Command {
-	var convention, output string
+	var convention string
+	var output *service.Output
 	cmd := &cobra.Command{
 		Use:   "set-status USER_ID paid|unpaid",
 		Short: "Set the status of a user's registration",
@@ -179,18 +181,19 @@ func setStatusCommand() *cobra.Command {
 			if !ok {
 				return fmt.Errorf("USER_ID must be a positive whole number (got %q)", args[0])
 			}
-			return change(cmd, convention, output, func(svc *registration.Service) (registration.Registration, error) {
+			return change(cmd, convention, *output, func(svc *registration.Service) (registration.Registration, error) {
 				return svc.SetStatus(cmd.Context(), convention, id, args[1])
 			})
 		},
 	}
 	cmd.Flags().StringVar(&convention, "convention", "", "convention of the registration (default CONVENTION_ID)")
-	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
+	output = service.AddOutputFlag(cmd)
 	return cmd
 }
 
 func recordPaymentCommand() *cobra.Command {
-	var convention, output, orderID string
+	var convention, orderID string
+	var output *service.Output
 	cmd := &cobra.Command{
 		Use:   "record-payment USER_ID --order-id ORDER",
 		Short: "Record that an order paid a user's registration (status becomes paid, order set)",
@@ -200,7 +203,7 @@ func recordPaymentCommand() *cobra.Command {
 			if !ok {
 				return fmt.Errorf("USER_ID must be a positive whole number (got %q)", args[0])
 			}
-			return change(cmd, convention, output, func(svc *registration.Service) (registration.Registration, error) {
+			return change(cmd, convention, *output, func(svc *registration.Service) (registration.Registration, error) {
 				return svc.RecordPayment(cmd.Context(), convention, id, orderID)
 			})
 		},
@@ -208,12 +211,12 @@ func recordPaymentCommand() *cobra.Command {
 	cmd.Flags().StringVar(&orderID, "order-id", "", "the order that paid (required)")
 	_ = cmd.MarkFlagRequired("order-id")
 	cmd.Flags().StringVar(&convention, "convention", "", "convention of the registration (default CONVENTION_ID)")
-	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
+	output = service.AddOutputFlag(cmd)
 	return cmd
 }
 
-func change(cmd *cobra.Command, convention, output string, do func(*registration.Service) (registration.Registration, error)) error {
-	return withStore(cmd.Context(), func(cfg config.Admin, _ *pgxpool.Pool, st *registrationstore.Store) error {
+func change(cmd *cobra.Command, convention string, output service.Output, do func(*registration.Service) (registration.Registration, error)) error {
+	return withStore(cmd.Context(), func(cfg config.Admin, _ *pgxpool.Pool, st *registrationdb.Store) error {
 		if convention == "" && cfg.ConventionID == "" {
 			return fmt.Errorf("give --convention or set CONVENTION_ID")
 		}
@@ -221,8 +224,8 @@ func change(cmd *cobra.Command, convention, output string, do func(*registration
 		if err != nil {
 			return err
 		}
-		updated := r.UpdatedAt.UTC().Format(registrationapi.TimeFormat)
-		if output == "json" {
+		updated := r.UpdatedAt.UTC().Format(apireply.TimeFormat)
+		if output.JSON() {
 			var order *string
 			if r.OrderID != nil {
 				order = r.OrderID

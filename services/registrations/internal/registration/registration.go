@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/eventreg/eventreg/libs/page"
+	"github.com/eventreg/eventreg/libs/page/keyset"
 	"github.com/eventreg/eventreg/libs/usersapi"
 	"github.com/eventreg/eventreg/libs/usersummary"
 )
@@ -70,7 +70,7 @@ type Store interface {
 	// Get returns ErrNotFound when there is none.
 	Get(ctx context.Context, conventionID string, userID int64) (Registration, error)
 	// Search returns up to ks.Limit+1 registrations with user id > ks.After in user id order.
-	Search(ctx context.Context, conventionID string, f Filter, ks page.Keyset) ([]Registration, error)
+	Search(ctx context.Context, conventionID string, f Filter, ks keyset.Seek) ([]Registration, error)
 	// SetStatus changes the status (and updatedAt when it changes); ErrNotFound when there is none.
 	SetStatus(ctx context.Context, conventionID string, userID int64, status string) (Registration, error)
 	// RecordPayment marks the registration paid by orderID; ErrNotFound when there is none.
@@ -105,7 +105,7 @@ type Page = usersummary.Page[WithUser]
 // Search returns one page of registrations in user id order, with one call
 // to the users service for the whole page. Registrations whose user no longer
 // exists are left out (as Get answers 404 for them).
-func (s *Service) Search(ctx context.Context, f Filter, ks page.Keyset) (Page, error) {
+func (s *Service) Search(ctx context.Context, f Filter, ks keyset.Seek) (Page, error) {
 	if f.UserIDs != nil && len(f.UserIDs) == 0 {
 		return Page{Items: []WithUser{}}, nil
 	}

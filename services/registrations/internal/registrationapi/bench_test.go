@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/eventreg/eventreg/libs/resourcetest"
-	"github.com/eventreg/eventreg/services/registrations/internal/registrationstore"
+	"github.com/eventreg/eventreg/services/registrations/internal/registration/registrationdb"
 )
 
 // BenchmarkSearchDepth compares a search page deep in 1,000,000 registrations with the
@@ -20,7 +20,7 @@ func BenchmarkSearchDepth(b *testing.B) {
 		Path: "/api/v0/registration/search", Query: "registrations.search", Scope: "registration:read"},
 		func() *resourcetest.Env { e = newEnv(b, envOptions{}); return e.Env },
 		func(ctx context.Context, count int64, progress io.Writer) error {
-			_, err := e.Store.Generate(ctx, registrationstore.GenerateOptions{ConventionID: convention, Count: count,
+			_, err := e.Store.Generate(ctx, registrationdb.GenerateOptions{ConventionID: convention, Count: count,
 				UsersFrom: 1, UsersTo: count, Progress: progress})
 			return err
 		})

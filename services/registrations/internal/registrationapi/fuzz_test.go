@@ -9,8 +9,8 @@ import (
 	"github.com/eventreg/eventreg/libs/resourcetest"
 	"github.com/eventreg/eventreg/libs/usersapi"
 	"github.com/eventreg/eventreg/services/registrations/internal/registration"
+	"github.com/eventreg/eventreg/services/registrations/internal/registration/registrationdb"
 	"github.com/eventreg/eventreg/services/registrations/internal/registrationapi"
-	"github.com/eventreg/eventreg/services/registrations/internal/registrationstore"
 )
 
 // FuzzSearchBody sends arbitrary bodies to POST /api/v0/registration/search
@@ -19,7 +19,7 @@ import (
 // (decision 0041).
 func FuzzSearchBody(f *testing.F) {
 	off := resourcetest.NewOffline(f)
-	svc := registration.NewService(registrationstore.New(off.Pool), usersapi.NewClient("http://127.0.0.1:1", 0), "2026")
+	svc := registration.NewService(registrationdb.New(off.Pool), usersapi.NewClient("http://127.0.0.1:1", 0), "2026")
 	h := registrationapi.New(svc, page.Paginator{Codec: off.Cursor, Query: "registrations.search"}, off.Log)
 	gin.SetMode(gin.TestMode)
 	r := gin.New()

@@ -10,8 +10,8 @@ import (
 	"github.com/eventreg/eventreg/libs/testkit"
 	"github.com/eventreg/eventreg/libs/usersapitest"
 	"github.com/eventreg/eventreg/services/registrations/internal/registration"
+	"github.com/eventreg/eventreg/services/registrations/internal/registration/registrationdb"
 	"github.com/eventreg/eventreg/services/registrations/internal/registrationapi"
-	"github.com/eventreg/eventreg/services/registrations/internal/registrationstore"
 	"github.com/eventreg/eventreg/services/registrations/migrations"
 )
 
@@ -23,7 +23,7 @@ const convention = "2026"
 // service double and a token issuer (libs/resourcetest).
 type env struct {
 	*resourcetest.Env
-	Store *registrationstore.Store
+	Store *registrationdb.Store
 }
 
 // envOptions are the harness's options; Service and Convention are set by newEnv.
@@ -34,7 +34,7 @@ func newEnv(t testing.TB, o envOptions) *env {
 	o.Service, o.Convention = "registrations", convention
 	e := &env{}
 	e.Env = resourcetest.Start(t, migrations.Set(), o, func(m resourcetest.Mount) {
-		e.Store = registrationstore.New(m.Pool)
+		e.Store = registrationdb.New(m.Pool)
 		svc := registration.NewService(e.Store, m.Users, convention)
 		registrationapi.Register(m.Public, m.Protected, registrationapi.New(svc, page.Paginator{Codec: m.Codec, Query: "registrations.search"}, m.Log))
 	})
@@ -42,7 +42,7 @@ func newEnv(t testing.TB, o envOptions) *env {
 }
 
 // importRegs loads fixture registrations for conv through the real import path.
-func (e *env) importRegs(t testing.TB, conv string, recs ...fixture.Registration) registrationstore.ImportResult {
+func (e *env) importRegs(t testing.TB, conv string, recs ...fixture.Registration) registrationdb.ImportResult {
 	t.Helper()
 	regs, err := registration.FromFixture(conv, recs)
 	if err != nil {

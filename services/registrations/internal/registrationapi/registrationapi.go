@@ -111,13 +111,9 @@ type orderJSON struct {
 
 var emptyArray = json.RawMessage(`[]`)
 
-// TimeFormat is RFC 3339 in UTC with milliseconds, so that a change within
-// the same second still shows a new updatedAt.
-const TimeFormat = "2006-01-02T15:04:05.000Z07:00"
-
 func toJSON(r registration.WithUser) registrationJSON {
 	out := registrationJSON{
-		CreatedAt: r.CreatedAt.UTC().Format(TimeFormat), UpdatedAt: r.UpdatedAt.UTC().Format(TimeFormat),
+		CreatedAt: r.CreatedAt.UTC().Format(apireply.TimeFormat), UpdatedAt: r.UpdatedAt.UTC().Format(apireply.TimeFormat),
 		BadgeName: r.BadgeName, Status: r.Status, ProductName: r.ProductName, ProductDisplayName: r.ProductDisplayName,
 		ProductID: r.ProductID, Options: r.Options, Flags: r.Flags, User: r.User,
 	}

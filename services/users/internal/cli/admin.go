@@ -10,9 +10,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/eventreg/eventreg/libs/authapi"
-
+	"github.com/eventreg/eventreg/libs/service"
 	"github.com/eventreg/eventreg/services/users/internal/config"
-
 	"github.com/eventreg/eventreg/services/users/internal/password"
 	"github.com/eventreg/eventreg/services/users/internal/role"
 	"github.com/eventreg/eventreg/services/users/internal/role/roledb"
@@ -66,8 +65,8 @@ func createCommand() *cobra.Command {
 	f.BoolVar(&emailVerified, "email-verified", false, "the email address is verified")
 	f.BoolVar(&identityVerified, "identity-verified", false, "the identity is verified")
 	f.BoolVar(&pwdIn, "password-stdin", false, "read the password from stdin (without it the user cannot log in)")
-	out := addOutputFlag(cmd)
-	cmd.RunE = out.checked(func(cmd *cobra.Command, _ []string) error {
+	out := service.AddOutputFlag(cmd)
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		bornAt, err := user.ParseDate(born)
 		if err != nil {
 			return fmt.Errorf("--born-at %w", err)
@@ -95,15 +94,15 @@ func createCommand() *cobra.Command {
 		if err != nil {
 			return err
 		}
-		users := user.NewCore(userdb.New(a.pool), a.cfg.ConventionID, passwords)
+		users := user.NewService(userdb.New(a.pool), a.cfg.ConventionID, passwords)
 		u, err := users.Create(cmd.Context(), nu)
 		if err != nil {
 			return err
 		}
-		return out.print(cmd.OutOrStdout(), createdUser{ID: u.ID, Username: u.Username, Email: u.Email, FirstName: u.FirstName,
+		return out.Print(cmd.OutOrStdout(), createdUser{ID: u.ID, Username: u.Username, Email: u.Email, FirstName: u.FirstName,
 			LastName: u.LastName, PreferredName: u.PreferredName, BornAt: born, Phone: u.Phone, HasPassword: nu.Password != nil},
 			fmt.Sprintf("created user %d (%s)", u.ID, u.Username))
-	})
+	}
 	return cmd
 }
 
@@ -113,8 +112,8 @@ func setPasswordCommand() *cobra.Command {
 		Short: "Set a user's password, read from stdin",
 		Args:  cobra.ExactArgs(1),
 	}
-	out := addOutputFlag(cmd)
-	cmd.RunE = out.checked(func(cmd *cobra.Command, args []string) error {
+	out := service.AddOutputFlag(cmd)
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		id, err := parseArgID("USER_ID", args[0])
 		if err != nil {
 			return err
@@ -132,15 +131,15 @@ func setPasswordCommand() *cobra.Command {
 		if err != nil {
 			return err
 		}
-		users := user.NewCore(userdb.New(a.pool), a.cfg.ConventionID, passwords)
+		users := user.NewService(userdb.New(a.pool), a.cfg.ConventionID, passwords)
 		if err := users.SetPassword(cmd.Context(), id, pw); err != nil {
 			if errors.Is(err, user.ErrNotFound) {
 				return fmt.Errorf("no user %d", id)
 			}
 			return err
 		}
-		return out.print(cmd.OutOrStdout(), map[string]any{"userId": id, "passwordSet": true}, fmt.Sprintf("password of user %d set", id))
-	})
+		return out.Print(cmd.OutOrStdout(), map[string]any{"userId": id, "passwordSet": true}, fmt.Sprintf("password of user %d set", id))
+	}
 	return cmd
 }
 
@@ -163,17 +162,6 @@ func parseArgIDs(args []string, names ...string) ([]int64, error) {
 		ids[i] = id
 	}
 	return ids, nil
-}
-
-// checked is the RunE of a command with an output flag: a bad -o is refused
-// before run does anything.
-func (o *output) checked(run func(cmd *cobra.Command, args []string) error) func(*cobra.Command, []string) error {
-	return func(cmd *cobra.Command, args []string) error {
-		if err := o.check(); err != nil {
-			return err
-		}
-		return run(cmd, args)
-	}
 }
 
 func rolesCommand() *cobra.Command {
@@ -201,8 +189,8 @@ func roleCreateCommand() *cobra.Command {
 	cmd.Flags().Int64Var(&id, "id", 0, "role id (default: one above the highest)")
 	cmd.Flags().StringVar(&name, "name", "", "unique role name")
 	cmd.Flags().StringVar(&perms, "permissions", "", "permissions, separated by spaces or commas (e.g. \"user:read con:read\")")
-	out := addOutputFlag(cmd)
-	cmd.RunE = out.checked(func(cmd *cobra.Command, _ []string) error {
+	out := service.AddOutputFlag(cmd)
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		if cmd.Flags().Changed("id") && id <= 0 {
 			return errors.New("--id must be a positive integer")
 		}
@@ -211,7 +199,7 @@ func roleCreateCommand() *cobra.Command {
 			return err
 		}
 		defer a.Close()
-		roles := role.NewCore(roledb.New(a.pool), a.cfg.ConventionID)
+		roles := role.NewService(roledb.New(a.pool), a.cfg.ConventionID)
 		r, err := roles.Create(cmd.Context(), role.Role{ID: id, Name: name,
 			Permissions: strings.FieldsFunc(perms, func(r rune) bool { return r == ' ' || r == ',' || r == '\t' })})
 		switch {
@@ -222,9 +210,9 @@ func roleCreateCommand() *cobra.Command {
 		case err != nil:
 			return err
 		}
-		return out.print(cmd.OutOrStdout(), roleOut{ID: r.ID, Name: r.Name, Permissions: r.Permissions},
+		return out.Print(cmd.OutOrStdout(), roleOut{ID: r.ID, Name: r.Name, Permissions: r.Permissions},
 			fmt.Sprintf("created role %d (%s)", r.ID, r.Name))
-	})
+	}
 	return cmd
 }
 
@@ -251,8 +239,8 @@ func roleGrantCommand() *cobra.Command {
 	}
 	var scope string
 	cmd.Flags().StringVar(&scope, "scope", "global", "global or convention")
-	out := addOutputFlag(cmd)
-	cmd.RunE = out.checked(func(cmd *cobra.Command, args []string) error {
+	out := service.AddOutputFlag(cmd)
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		ids, err := parseArgIDs(args, "USER_ID", "ROLE_ID")
 		if err != nil {
 			return err
@@ -267,12 +255,12 @@ func roleGrantCommand() *cobra.Command {
 			return err
 		}
 		defer a.Close()
-		if err := role.NewCore(roledb.New(a.pool), a.cfg.ConventionID).Grant(cmd.Context(), userID, roleID, sc); err != nil {
+		if err := role.NewService(roledb.New(a.pool), a.cfg.ConventionID).Grant(cmd.Context(), userID, roleID, sc); err != nil {
 			return membershipError(err, userID, roleID)
 		}
-		return out.print(cmd.OutOrStdout(), map[string]any{"userId": userID, "roleId": roleID, "scope": sc},
+		return out.Print(cmd.OutOrStdout(), map[string]any{"userId": userID, "roleId": roleID, "scope": sc},
 			fmt.Sprintf("user %d now has role %d (%s)", userID, roleID, sc))
-	})
+	}
 	return cmd
 }
 
@@ -282,8 +270,8 @@ func roleRevokeCommand() *cobra.Command {
 		Short: "Take a role from a user (global and current-convention memberships)",
 		Args:  cobra.ExactArgs(2),
 	}
-	out := addOutputFlag(cmd)
-	cmd.RunE = out.checked(func(cmd *cobra.Command, args []string) error {
+	out := service.AddOutputFlag(cmd)
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		ids, err := parseArgIDs(args, "USER_ID", "ROLE_ID")
 		if err != nil {
 			return err
@@ -294,7 +282,7 @@ func roleRevokeCommand() *cobra.Command {
 			return err
 		}
 		defer a.Close()
-		roles := role.NewCore(roledb.New(a.pool), a.cfg.ConventionID)
+		roles := role.NewService(roledb.New(a.pool), a.cfg.ConventionID)
 		if a.cfg.AuthInternalURL != "" {
 			roles.NotifyRevocations(authapi.NewClient(a.cfg.AuthInternalURL, config.AuthTimeout), slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil)))
 		} else {
@@ -303,8 +291,8 @@ func roleRevokeCommand() *cobra.Command {
 		if err := roles.Revoke(cmd.Context(), userID, roleID); err != nil {
 			return membershipError(err, userID, roleID)
 		}
-		return out.print(cmd.OutOrStdout(), map[string]any{"userId": userID, "roleId": roleID, "revoked": true},
+		return out.Print(cmd.OutOrStdout(), map[string]any{"userId": userID, "roleId": roleID, "revoked": true},
 			fmt.Sprintf("user %d no longer has role %d", userID, roleID))
-	})
+	}
 	return cmd
 }

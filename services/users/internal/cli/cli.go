@@ -64,31 +64,6 @@ func openAdmin(ctx context.Context) (*admin, error) {
 
 func (a *admin) Close() { a.pool.Close() }
 
-// output is the -o flag of the admin commands.
-type output struct{ format string }
-
-func addOutputFlag(cmd *cobra.Command) *output {
-	o := &output{}
-	cmd.Flags().StringVarP(&o.format, "output", "o", "text", "output format: text or json")
-	return o
-}
-
-func (o *output) check() error {
-	if o.format != "text" && o.format != "json" {
-		return fmt.Errorf("-o must be text or json, not %q", o.format)
-	}
-	return nil
-}
-
-// print writes v as JSON with -o json, else the text line.
-func (o *output) print(w io.Writer, v any, text string) error {
-	if o.format == "json" {
-		return service.PrintJSON(w, v)
-	}
-	_, err := fmt.Fprintln(w, text)
-	return err
-}
-
 // readSecret reads one line (a password) from r, without its line ending.
 func readSecret(r io.Reader) (string, error) {
 	b, err := io.ReadAll(io.LimitReader(r, 64<<10))

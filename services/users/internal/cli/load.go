@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/eventreg/eventreg/libs/fixture"
+	"github.com/eventreg/eventreg/libs/service"
 	"github.com/eventreg/eventreg/services/users/internal/dataload"
 	"github.com/eventreg/eventreg/services/users/internal/dataload/loaddb"
 	"github.com/eventreg/eventreg/services/users/internal/password"
@@ -17,8 +18,8 @@ func importCommand() *cobra.Command {
 		Short: "Load the users and roles sections of a fixture file (idempotent, all-or-nothing)",
 		Args:  cobra.ExactArgs(1),
 	}
-	out := addOutputFlag(cmd)
-	cmd.RunE = out.checked(func(cmd *cobra.Command, args []string) error {
+	out := service.AddOutputFlag(cmd)
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		doc, err := fixture.Load(args[0])
 		if err != nil {
 			return err
@@ -32,11 +33,11 @@ func importCommand() *cobra.Command {
 		if err != nil {
 			return err
 		}
-		return out.print(cmd.OutOrStdout(), st, fmt.Sprintf(
+		return out.Print(cmd.OutOrStdout(), st, fmt.Sprintf(
 			"roles: %d new, %d updated, %d unchanged; users: %d new, %d updated, %d unchanged; memberships: %d added, %d removed; passwords hashed: %d",
 			st.RolesInserted, st.RolesUpdated, st.RolesUnchanged, st.UsersInserted, st.UsersUpdated, st.UsersUnchanged,
 			st.MembershipsAdded, st.MembershipsRemoved, st.PasswordsHashed))
-	})
+	}
 	return cmd
 }
 
@@ -52,8 +53,8 @@ func generateCommand() *cobra.Command {
 	cmd.Flags().IntVar(&opts.Roles, "roles", 0, "number of roles to add")
 	cmd.Flags().Uint64Var(&opts.Seed, "seed", 1, "seed of the pseudo-random data (same seed, same data)")
 	cmd.Flags().StringVar(&convention, "convention", "", "convention of the convention-scoped memberships (default CONVENTION_ID; none: all global)")
-	out := addOutputFlag(cmd)
-	cmd.RunE = out.checked(func(cmd *cobra.Command, _ []string) error {
+	out := service.AddOutputFlag(cmd)
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		if opts.Users < 0 || opts.Roles < 0 || opts.Users > 100_000_000 || opts.Roles > 100_000 {
 			return fmt.Errorf("--users must be 0 to 100000000 and --roles 0 to 100000")
 		}
@@ -71,8 +72,8 @@ func generateCommand() *cobra.Command {
 		if err != nil {
 			return err
 		}
-		return out.print(cmd.OutOrStdout(), res, fmt.Sprintf("users %d-%d, roles %d-%d, %d memberships",
+		return out.Print(cmd.OutOrStdout(), res, fmt.Sprintf("users %d-%d, roles %d-%d, %d memberships",
 			res.FirstUserID, res.LastUserID, res.FirstRoleID, res.LastRoleID, res.Memberships))
-	})
+	}
 	return cmd
 }

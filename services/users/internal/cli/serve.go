@@ -10,12 +10,12 @@ import (
 	"github.com/eventreg/eventreg/libs/volunteersapi"
 	"github.com/eventreg/eventreg/services/users/internal/config"
 	"github.com/eventreg/eventreg/services/users/internal/forward"
-	"github.com/eventreg/eventreg/services/users/internal/httpapi"
 	"github.com/eventreg/eventreg/services/users/internal/password"
 	"github.com/eventreg/eventreg/services/users/internal/role"
 	"github.com/eventreg/eventreg/services/users/internal/role/roledb"
 	"github.com/eventreg/eventreg/services/users/internal/user"
 	"github.com/eventreg/eventreg/services/users/internal/user/userdb"
+	"github.com/eventreg/eventreg/services/users/internal/userapi"
 	"github.com/eventreg/eventreg/services/users/migrations"
 )
 
@@ -50,8 +50,8 @@ func serveCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			users := user.NewCore(userdb.New(rt.Pool), cfg.ConventionID, passwords)
-			roles := role.NewCore(roledb.New(rt.Pool), cfg.ConventionID)
+			users := user.NewService(userdb.New(rt.Pool), cfg.ConventionID, passwords)
+			roles := role.NewService(roledb.New(rt.Pool), cfg.ConventionID)
 			if cfg.AuthInternalURL != "" {
 				roles.NotifyRevocations(authapi.NewClient(cfg.AuthInternalURL, config.AuthTimeout), rt.Log)
 			} else {
@@ -59,7 +59,7 @@ func serveCommand() *cobra.Command {
 			}
 
 			// The sub-resources other services own, forwarded to their public listeners.
-			owners := httpapi.Owners{}
+			owners := userapi.Owners{}
 			if owners.Volunteer, err = forward.New("volunteers", cfg.VolunteersPublicURL, rt.Log,
 				forward.Options{Timeout: config.ForwardTimeout}); err != nil {
 				return err
@@ -70,20 +70,20 @@ func serveCommand() *cobra.Command {
 			}
 
 			// Routes, then serve until the context ends.
-			httpapi.Register(rt.Server.Public, rt.Server.Internal, httpapi.Deps{
-				RateLimit:  deps.RateLimit, // per client, configured by RATE_LIMIT_*; fails open
+			rt.Server.ExemptFromRequestTimeout(userapi.OwnerRoutes()...) // bound by ForwardTimeout instead
+			userapi.Register(rt.Server.Public, rt.Server.Internal, userapi.Deps{
 				Log:        rt.Log,
 				Users:      users,
 				Roles:      roles,
 				Volunteers: volunteersapi.NewClient(cfg.VolunteersInternalURL, config.VolunteersTimeout),
 				Cursor:     deps.Cursor,
-				Protected:  deps.Protected,
-				Metrics:    httpapi.NewMetrics(rt.Server.Metrics),
+				Protected:  deps.ProtectedAndLimited, // token, scope, then the per-client rate limit (RATE_LIMIT_*; fails open)
+				Metrics:    userapi.NewMetrics(rt.Server.Metrics),
 				Owners:     owners,
 			})
 
 			// The outbox relay: committed user events, rendered as the read API renders them, to auth.
-			if err := service.StartRelay(ctx, rt, cfg.AuthInternalURL, httpapi.RenderEvents); err != nil {
+			if err := service.StartRelay(ctx, rt, cfg.AuthInternalURL, userapi.RenderEvents); err != nil {
 				return err
 			}
 			return rt.Serve(ctx)

@@ -65,12 +65,11 @@ func isOrigin(raw string) bool {
 }
 
 // Admin is what import, generate and the admin commands need: the database
-// and, for convention-scoped memberships, the current convention.
+// and, for convention-scoped memberships, the current convention (optional
+// here: a fixture names its own convention, and only convention-scoped
+// grants need it), as the other services' admin commands, plus auth.
 type Admin struct {
-	service.DatabaseConfig
-	// ConventionID is optional here: a fixture names its own convention, and
-	// only convention-scoped grants need it.
-	ConventionID string `env:"CONVENTION_ID"`
+	service.AdminConfig
 	// AuthInternalURL, when set, is told about roles taken from users (as serve does).
 	AuthInternalURL string `env:"AUTH_INTERNAL_URL"`
 }

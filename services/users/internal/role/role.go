@@ -15,7 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/eventreg/eventreg/libs/coalesce"
-	"github.com/eventreg/eventreg/libs/page"
+	"github.com/eventreg/eventreg/libs/page/keyset"
 )
 
 // Errors of the business layer.
@@ -64,7 +64,7 @@ type Held struct {
 // stored with convention "" when global.
 type Store interface {
 	// List returns up to ks.Limit+1 roles with id > ks.After in id order.
-	List(ctx context.Context, ks page.Keyset) ([]Role, error)
+	List(ctx context.Context, ks keyset.Seek) ([]Role, error)
 	// HeldBy returns the roles each of userIDs holds globally or for
 	// conventionID, in role id order; unknown users are not in the map.
 	HeldBy(ctx context.Context, userIDs []int64, conventionID string) (map[int64][]Held, error)
@@ -82,12 +82,12 @@ type Store interface {
 	NextID(ctx context.Context) (int64, error)
 }
 
-// Core holds the role rules for the current convention.
-type Core struct {
+// Service holds the role rules for the current convention.
+type Service struct {
 	store        Store
 	conventionID string
 	// heldBy coalesces concurrent Held lookups into one HeldBy query, as
-	// user.Core does for Get (decision 0075).
+	// user.Service does for Get (decision 0075).
 	heldBy *coalesce.Loader[int64, []Held]
 	notify Notifier
 	log    *slog.Logger
@@ -106,13 +106,13 @@ const notifyTimeout = 3 * time.Second
 // NotifyRevocations makes c tell n after every role revocation. A failed
 // notification is logged to log and does not undo the revocation: the
 // authorization server re-checks permissions at every refresh anyway.
-func (c *Core) NotifyRevocations(n Notifier, log *slog.Logger) {
+func (c *Service) NotifyRevocations(n Notifier, log *slog.Logger) {
 	c.notify, c.log = n, log
 }
 
-// NewCore returns the role business layer.
-func NewCore(store Store, conventionID string) *Core {
-	c := &Core{store: store, conventionID: conventionID}
+// NewService returns the role business layer.
+func NewService(store Store, conventionID string) *Service {
+	c := &Service{store: store, conventionID: conventionID}
 	c.heldBy = coalesce.New(func(ctx context.Context, ids []int64) (map[int64][]Held, error) {
 		return store.HeldBy(ctx, ids, conventionID)
 	}, coalesce.KeyLookups)
@@ -120,14 +120,14 @@ func NewCore(store Store, conventionID string) *Core {
 }
 
 // List returns a keyset page of roles.
-func (c *Core) List(ctx context.Context, ks page.Keyset) ([]Role, error) {
+func (c *Service) List(ctx context.Context, ks keyset.Seek) ([]Role, error) {
 	return c.store.List(ctx, ks)
 }
 
 // Held returns the roles a user holds now (globally or for the current convention).
 // Concurrent lookups share queries; the slice is shared by the lookups of
 // one user in a batch, so callers must not modify it.
-func (c *Core) Held(ctx context.Context, userID int64) ([]Held, error) {
+func (c *Service) Held(ctx context.Context, userID int64) ([]Held, error) {
 	held, ok, err := c.heldBy.Load(ctx, userID)
 	if err != nil {
 		return nil, err
@@ -139,7 +139,7 @@ func (c *Core) Held(ctx context.Context, userID int64) ([]Held, error) {
 }
 
 // Grant gives a user a role; the user must not hold it already in any scope.
-func (c *Core) Grant(ctx context.Context, userID, roleID int64, scope Scope) error {
+func (c *Service) Grant(ctx context.Context, userID, roleID int64, scope Scope) error {
 	if scope == Convention && c.conventionID == "" {
 		return ErrNoConvention
 	}
@@ -147,7 +147,7 @@ func (c *Core) Grant(ctx context.Context, userID, roleID int64, scope Scope) err
 }
 
 // Revoke takes a role from a user, whatever the scope it was held in.
-func (c *Core) Revoke(ctx context.Context, userID, roleID int64) error {
+func (c *Service) Revoke(ctx context.Context, userID, roleID int64) error {
 	if err := c.store.Revoke(ctx, userID, roleID, c.conventionID); err != nil {
 		return err
 	}
@@ -163,7 +163,7 @@ func (c *Core) Revoke(ctx context.Context, userID, roleID int64) error {
 
 // Permissions returns the union of the permissions of the roles a user holds
 // now, sorted.
-func (c *Core) Permissions(ctx context.Context, userID int64) ([]string, error) {
+func (c *Service) Permissions(ctx context.Context, userID int64) ([]string, error) {
 	held, err := c.Held(ctx, userID)
 	if err != nil {
 		return nil, err
@@ -182,7 +182,7 @@ func PermissionsOf(held []Held) []string {
 }
 
 // Create validates and stores a role; ID 0 picks the next free id.
-func (c *Core) Create(ctx context.Context, r Role) (Role, error) {
+func (c *Service) Create(ctx context.Context, r Role) (Role, error) {
 	if r.ID == 0 {
 		id, err := c.store.NextID(ctx)
 		if err != nil {

@@ -72,7 +72,7 @@ func TestRevokeTellsTheNotifier(t *testing.T) {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	t.Run("a revoked role is told, with the user", func(t *testing.T) {
 		n := &notifier{}
-		c := role.NewCore(revokeStore{}, "2026")
+		c := role.NewService(revokeStore{}, "2026")
 		c.NotifyRevocations(n, log)
 		if err := c.Revoke(context.Background(), 1003, 2); err != nil || !reflect.DeepEqual(n.users, []int64{1003}) {
 			t.Fatalf("%v %v", err, n.users)
@@ -80,7 +80,7 @@ func TestRevokeTellsTheNotifier(t *testing.T) {
 	})
 	t.Run("a failed revocation is not told", func(t *testing.T) {
 		n := &notifier{}
-		c := role.NewCore(revokeStore{err: role.ErrNotHeld}, "2026")
+		c := role.NewService(revokeStore{err: role.ErrNotHeld}, "2026")
 		c.NotifyRevocations(n, log)
 		if err := c.Revoke(context.Background(), 1003, 2); !errors.Is(err, role.ErrNotHeld) || len(n.users) != 0 {
 			t.Fatalf("%v %v", err, n.users)
@@ -88,7 +88,7 @@ func TestRevokeTellsTheNotifier(t *testing.T) {
 	})
 	t.Run("a failed notification does not undo the revocation", func(t *testing.T) {
 		n := &notifier{err: errors.New("auth is down")}
-		c := role.NewCore(revokeStore{}, "2026")
+		c := role.NewService(revokeStore{}, "2026")
 		c.NotifyRevocations(n, log)
 		if err := c.Revoke(context.Background(), 1003, 2); err != nil || len(n.users) != 1 {
 			t.Fatalf("%v %v", err, n.users)

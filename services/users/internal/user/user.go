@@ -16,7 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/eventreg/eventreg/libs/coalesce"
-	"github.com/eventreg/eventreg/libs/page"
+	"github.com/eventreg/eventreg/libs/page/keyset"
 	"github.com/eventreg/eventreg/services/users/internal/password"
 )
 
@@ -88,7 +88,7 @@ type Store interface {
 	Get(ctx context.Context, id int64) (User, error)
 	// Search returns up to ks.Limit+1 users with id > ks.After in id order;
 	// a role filter matches global memberships and those of conventionID.
-	Search(ctx context.Context, f Filter, conventionID string, ks page.Keyset) ([]User, error)
+	Search(ctx context.Context, f Filter, conventionID string, ks keyset.Seek) ([]User, error)
 	// GetMany returns the users among ids (every column; unknown ids left out).
 	GetMany(ctx context.Context, ids []int64) ([]User, error)
 	// Summaries returns the summaries of the users among ids in id order
@@ -102,8 +102,8 @@ type Store interface {
 	NextID(ctx context.Context) (int64, error)
 }
 
-// Core holds the user rules.
-type Core struct {
+// Service holds the user rules.
+type Service struct {
 	store        Store
 	conventionID string
 	// passwords hashes and checks passwords, a bounded number at once.
@@ -112,16 +112,16 @@ type Core struct {
 	byID *coalesce.Loader[int64, User]
 }
 
-// NewCore returns the user business layer for the current convention.
-func NewCore(store Store, conventionID string, passwords *password.Hasher) *Core {
-	c := &Core{store: store, conventionID: conventionID, passwords: passwords}
+// NewService returns the user business layer for the current convention.
+func NewService(store Store, conventionID string, passwords *password.Hasher) *Service {
+	c := &Service{store: store, conventionID: conventionID, passwords: passwords}
 	c.byID = coalesce.New(c.fetchByID, coalesce.KeyLookups)
 	return c
 }
 
 // Get returns one user or ErrNotFound. Concurrent Gets share database
 // queries: under load one query reads a handful of users.
-func (c *Core) Get(ctx context.Context, id int64) (User, error) {
+func (c *Service) Get(ctx context.Context, id int64) (User, error) {
 	u, ok, err := c.byID.Load(ctx, id)
 	if err != nil {
 		return u, err
@@ -132,7 +132,7 @@ func (c *Core) Get(ctx context.Context, id int64) (User, error) {
 	return u, nil
 }
 
-func (c *Core) fetchByID(ctx context.Context, ids []int64) (map[int64]User, error) {
+func (c *Service) fetchByID(ctx context.Context, ids []int64) (map[int64]User, error) {
 	if len(ids) == 1 {
 		u, err := c.store.Get(ctx, ids[0])
 		if errors.Is(err, ErrNotFound) {
@@ -155,13 +155,13 @@ func (c *Core) fetchByID(ctx context.Context, ids []int64) (map[int64]User, erro
 }
 
 // Search returns a keyset page (up to ks.Limit+1 rows) of users matching f.
-func (c *Core) Search(ctx context.Context, f Filter, ks page.Keyset) ([]User, error) {
+func (c *Service) Search(ctx context.Context, f Filter, ks keyset.Seek) ([]User, error) {
 	return c.store.Search(ctx, f, c.conventionID, ks)
 }
 
 // Summaries returns the summaries of the users among ids (unknown ids are
 // left out).
-func (c *Core) Summaries(ctx context.Context, ids []int64) ([]Summary, error) {
+func (c *Service) Summaries(ctx context.Context, ids []int64) ([]Summary, error) {
 	if len(ids) > MaxSummaryIDs {
 		return nil, ErrTooManyIDs
 	}
@@ -175,7 +175,7 @@ func (c *Core) Summaries(ctx context.Context, ids []int64) ([]Summary, error) {
 // or ErrBadCredentials. It takes as long for an unknown login as for a known one.
 // While the password hasher is saturated it waits for a slot as long as ctx
 // allows, then fails with password.ErrBusy.
-func (c *Core) Verify(ctx context.Context, login, pw string) (int64, error) {
+func (c *Service) Verify(ctx context.Context, login, pw string) (int64, error) {
 	login = strings.TrimSpace(login)
 	var id int64
 	var hash string
@@ -204,7 +204,7 @@ type NewUser struct {
 
 // Create validates and stores a new user. Problems with the input come back
 // as a *ValidationError.
-func (c *Core) Create(ctx context.Context, nu NewUser) (User, error) {
+func (c *Service) Create(ctx context.Context, nu NewUser) (User, error) {
 	u := nu.User
 	if u.ID == 0 {
 		id, err := c.store.NextID(ctx)
@@ -236,7 +236,7 @@ func (c *Core) Create(ctx context.Context, nu NewUser) (User, error) {
 }
 
 // SetPassword replaces a user's password.
-func (c *Core) SetPassword(ctx context.Context, id int64, pw string) error {
+func (c *Service) SetPassword(ctx context.Context, id int64, pw string) error {
 	if err := password.Check(pw); err != nil {
 		return &ValidationError{Fields: map[string]string{"password": err.Error()}}
 	}

@@ -17,8 +17,8 @@ import (
 	"github.com/eventreg/eventreg/libs/usersapi"
 	"github.com/eventreg/eventreg/services/volunteers/internal/config"
 	"github.com/eventreg/eventreg/services/volunteers/internal/volunteer"
+	"github.com/eventreg/eventreg/services/volunteers/internal/volunteer/volunteerdb"
 	"github.com/eventreg/eventreg/services/volunteers/internal/volunteerapi"
-	"github.com/eventreg/eventreg/services/volunteers/internal/volunteerstore"
 	"github.com/eventreg/eventreg/services/volunteers/migrations"
 )
 
@@ -68,7 +68,7 @@ func Serve(ctx context.Context, cfg config.Serve) error {
 		return err
 	}
 	users := usersapi.NewClient(cfg.UsersInternalURL, cfg.UsersTimeout)
-	svc := volunteer.NewService(volunteerstore.New(rt.Pool), users, cfg.ConventionID)
+	svc := volunteer.NewService(volunteerdb.New(rt.Pool), users, cfg.ConventionID)
 	h := volunteerapi.New(svc, page.Paginator{Codec: deps.Cursor, Query: "volunteers.search"}, rt.Log)
 	volunteerapi.Register(rt.Server.Public, rt.Server.Internal, deps.ProtectedAndLimited, h) // token, scope, then the per-client rate limit
 	// The outbox relay: committed volunteer events, rendered as the read API renders them, to auth.
@@ -78,7 +78,7 @@ func Serve(ctx context.Context, cfg config.Serve) error {
 	return rt.Serve(ctx)
 }
 
-func withStore(ctx context.Context, f func(cfg config.Admin, st *volunteerstore.Store) error) error {
+func withStore(ctx context.Context, f func(cfg config.Admin, st *volunteerdb.Store) error) error {
 	cfg, err := config.Load[config.Admin]()
 	if err != nil {
 		return err
@@ -88,17 +88,17 @@ func withStore(ctx context.Context, f func(cfg config.Admin, st *volunteerstore.
 		return err
 	}
 	defer pool.Close()
-	return f(cfg, volunteerstore.New(pool))
+	return f(cfg, volunteerdb.New(pool))
 }
 
 func importCommand() *cobra.Command {
-	var output string
+	var output *service.Output
 	cmd := &cobra.Command{
 		Use:   "import FILE",
 		Short: "Load the departments and volunteers of a fixture file (idempotent, all or nothing)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return withStore(cmd.Context(), func(cfg config.Admin, st *volunteerstore.Store) error {
+			return withStore(cmd.Context(), func(cfg config.Admin, st *volunteerdb.Store) error {
 				doc, err := fixture.Load(args[0])
 				if err != nil {
 					return err
@@ -119,7 +119,7 @@ func importCommand() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				if output == "json" {
+				if output.JSON() {
 					return service.PrintJSON(cmd.OutOrStdout(), map[string]any{"conventionId": convention,
 						"departments": map[string]int64{"inserted": res.DepartmentsInserted, "updated": res.DepartmentsUpdated, "unchanged": res.DepartmentsUnchanged},
 						"volunteers":  map[string]int64{"inserted": res.Inserted, "updated": res.Updated, "unchanged": res.Unchanged}})
@@ -132,18 +132,18 @@ func importCommand() *cobra.Command {
 			})
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
+	output = service.AddOutputFlag(cmd)
 	return cmd
 }
 
 func generateCommand() *cobra.Command {
-	var o volunteerstore.GenerateOptions
+	var o volunteerdb.GenerateOptions
 	cmd := &cobra.Command{
 		Use:   "generate",
 		Short: "Write synthetic volunteers (and departments) for benchmarks (COPY, with progress)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withStore(cmd.Context(), func(cfg config.Admin, st *volunteerstore.Store) error {
+			return withStore(cmd.Context(), func(cfg config.Admin, st *volunteerdb.Store) error {
 				if o.ConventionID == "" {
 					o.ConventionID = cfg.ConventionID
 				}
@@ -174,7 +174,8 @@ func generateCommand() *cobra.Command {
 }
 
 func deleteCommand() *cobra.Command {
-	var convention, output string
+	var convention string
+	var output *service.Output
 	cmd := &cobra.Command{
 		Use:   "delete USER_ID",
 		Short: "Delete a user's volunteer record (and tell webhook subscribers: volunteer-deleted)",
@@ -184,10 +185,7 @@ func deleteCommand() *cobra.Command {
 			if !ok {
 				return fmt.Errorf("USER_ID must be a positive whole number (got %q)", args[0])
 			}
-			if output != "text" && output != "json" {
-				return fmt.Errorf("-o must be text or json, not %q", output)
-			}
-			return withStore(cmd.Context(), func(cfg config.Admin, st *volunteerstore.Store) error {
+			return withStore(cmd.Context(), func(cfg config.Admin, st *volunteerdb.Store) error {
 				if convention == "" {
 					convention = cfg.ConventionID
 				}
@@ -201,7 +199,7 @@ func deleteCommand() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				if output == "json" {
+				if output.JSON() {
 					return service.PrintJSON(cmd.OutOrStdout(), map[string]any{"conventionId": convention, "userId": id, "deleted": true})
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "deleted the volunteer record of user %d in convention %s\n", id, convention)
@@ -210,6 +208,6 @@ func deleteCommand() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&convention, "convention", "", "convention of the record (default CONVENTION_ID)")
-	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
+	output = service.AddOutputFlag(cmd)
 	return cmd
 }

@@ -8,7 +8,7 @@ import (
 
 	"github.com/eventreg/eventreg/libs/coalesce"
 	"github.com/eventreg/eventreg/libs/eventoption"
-	"github.com/eventreg/eventreg/libs/page"
+	"github.com/eventreg/eventreg/libs/page/keyset"
 	"github.com/eventreg/eventreg/libs/usersapi"
 	"github.com/eventreg/eventreg/libs/usersummary"
 )
@@ -86,7 +86,7 @@ type Store interface {
 	// Get returns ErrNotFound when there is none.
 	Get(ctx context.Context, conventionID string, userID int64) (Volunteer, error)
 	// Search returns up to ks.Limit+1 volunteers with user id > ks.After in user id order.
-	Search(ctx context.Context, conventionID string, ks page.Keyset) ([]Volunteer, error)
+	Search(ctx context.Context, conventionID string, ks keyset.Seek) ([]Volunteer, error)
 	// Departments returns every department in id order.
 	Departments(ctx context.Context) ([]Department, error)
 	// StatusBy tells, for each of userIDs, whether the user volunteers in the
@@ -142,7 +142,7 @@ type Page = usersummary.Page[WithUser]
 // Search returns one page of volunteers in user id order with one call to the
 // users service for the whole page. Volunteers whose user no longer exists are
 // left out (as Get answers 404 for them).
-func (s *Service) Search(ctx context.Context, ks page.Keyset) (Page, error) {
+func (s *Service) Search(ctx context.Context, ks keyset.Seek) (Page, error) {
 	rows, err := s.store.Search(ctx, s.convention, ks)
 	if err != nil {
 		return Page{}, err

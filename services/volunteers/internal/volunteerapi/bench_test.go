@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/eventreg/eventreg/libs/resourcetest"
-	"github.com/eventreg/eventreg/services/volunteers/internal/volunteerstore"
+	"github.com/eventreg/eventreg/services/volunteers/internal/volunteer/volunteerdb"
 )
 
 // BenchmarkSearchDepth compares a search page deep in 200,000 volunteers with the
@@ -20,7 +20,7 @@ func BenchmarkSearchDepth(b *testing.B) {
 		Path: "/api/v0/volunteers/search", Query: "volunteers.search", Scope: "volunteer:read"},
 		func() *resourcetest.Env { e = newEnv(b, envOptions{}); return e.Env },
 		func(ctx context.Context, count int64, progress io.Writer) error {
-			_, err := e.Store.Generate(ctx, volunteerstore.GenerateOptions{ConventionID: convention, Count: count, Departments: 40,
+			_, err := e.Store.Generate(ctx, volunteerdb.GenerateOptions{ConventionID: convention, Count: count, Departments: 40,
 				UsersFrom: 1, UsersTo: count, Progress: progress})
 			return err
 		})

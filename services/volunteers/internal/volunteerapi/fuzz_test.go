@@ -9,15 +9,15 @@ import (
 	"github.com/eventreg/eventreg/libs/resourcetest"
 	"github.com/eventreg/eventreg/libs/usersapi"
 	"github.com/eventreg/eventreg/services/volunteers/internal/volunteer"
+	"github.com/eventreg/eventreg/services/volunteers/internal/volunteer/volunteerdb"
 	"github.com/eventreg/eventreg/services/volunteers/internal/volunteerapi"
-	"github.com/eventreg/eventreg/services/volunteers/internal/volunteerstore"
 )
 
 // FuzzSearchBody sends arbitrary bodies to POST /api/v0/volunteers/search
 // with the database offline (resourcetest.FuzzSearchBody).
 func FuzzSearchBody(f *testing.F) {
 	off := resourcetest.NewOffline(f)
-	svc := volunteer.NewService(volunteerstore.New(off.Pool), usersapi.NewClient("http://127.0.0.1:1", 0), "2026")
+	svc := volunteer.NewService(volunteerdb.New(off.Pool), usersapi.NewClient("http://127.0.0.1:1", 0), "2026")
 	h := volunteerapi.New(svc, page.Paginator{Codec: off.Cursor, Query: "volunteers.search"}, off.Log)
 	gin.SetMode(gin.TestMode)
 	r := gin.New()

@@ -10,8 +10,8 @@ import (
 	"github.com/eventreg/eventreg/libs/testkit"
 	"github.com/eventreg/eventreg/libs/usersapitest"
 	"github.com/eventreg/eventreg/services/volunteers/internal/volunteer"
+	"github.com/eventreg/eventreg/services/volunteers/internal/volunteer/volunteerdb"
 	"github.com/eventreg/eventreg/services/volunteers/internal/volunteerapi"
-	"github.com/eventreg/eventreg/services/volunteers/internal/volunteerstore"
 	"github.com/eventreg/eventreg/services/volunteers/migrations"
 )
 
@@ -23,7 +23,7 @@ const convention = "2026"
 // service double and a token issuer (libs/resourcetest).
 type env struct {
 	*resourcetest.Env
-	Store *volunteerstore.Store
+	Store *volunteerdb.Store
 }
 
 // envOptions are the harness's options; Service and Convention are set by newEnv.
@@ -34,7 +34,7 @@ func newEnv(t testing.TB, o envOptions) *env {
 	o.Service, o.Convention = "volunteers", convention
 	e := &env{}
 	e.Env = resourcetest.Start(t, migrations.Set(), o, func(m resourcetest.Mount) {
-		e.Store = volunteerstore.New(m.Pool)
+		e.Store = volunteerdb.New(m.Pool)
 		svc := volunteer.NewService(e.Store, m.Users, convention)
 		volunteerapi.Register(m.Public, m.Internal, m.Protected, volunteerapi.New(svc, page.Paginator{Codec: m.Codec, Query: "volunteers.search"}, m.Log))
 	})
@@ -42,7 +42,7 @@ func newEnv(t testing.TB, o envOptions) *env {
 }
 
 // load stores departments and volunteers for conv through the real import path.
-func (e *env) load(t testing.TB, conv string, deps []fixture.Department, vols ...fixture.Volunteer) volunteerstore.ImportResult {
+func (e *env) load(t testing.TB, conv string, deps []fixture.Department, vols ...fixture.Volunteer) volunteerdb.ImportResult {
 	t.Helper()
 	known, err := e.Store.DepartmentIDs(context.Background())
 	if err != nil {

@@ -22,9 +22,6 @@ import (
 // Scope is what every public volunteers endpoint needs.
 const Scope = "volunteer:read"
 
-// TimeFormat is RFC 3339 in UTC with milliseconds.
-const TimeFormat = "2006-01-02T15:04:05.000Z07:00"
-
 // Handler serves the endpoints.
 type Handler struct {
 	svc   *volunteer.Service
@@ -125,7 +122,7 @@ type departmentJSON struct {
 
 func toJSON(v volunteer.WithUser) volunteerJSON {
 	out := volunteerJSON{
-		CreatedAt: v.CreatedAt.UTC().Format(TimeFormat), UpdatedAt: v.UpdatedAt.UTC().Format(TimeFormat),
+		CreatedAt: v.CreatedAt.UTC().Format(apireply.TimeFormat), UpdatedAt: v.UpdatedAt.UTC().Format(apireply.TimeFormat),
 		ContactMethods: v.ContactMethods, Departments: make([]assignmentJSON, len(v.Departments)),
 		User: v.User, Options: v.Options,
 	}

@@ -133,7 +133,7 @@ func importRoles(ctx context.Context, tx pgx.Tx, roles []role.Role, st *dataload
 }
 
 // viewColumns are the user columns the service view (GET /api/v0/users/{id},
-// httpapi's toUserView) shows: an import changing one of them writes the
+// userapi's toUserView) shows: an import changing one of them writes the
 // user's event.
 const viewColumns = `username, email, email_verified, first_name, last_name, preferred_name, phone,
 	address_line1, address_line2, address_city, address_state, address_zipcode, address_country`

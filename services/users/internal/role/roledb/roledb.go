@@ -11,7 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/eventreg/eventreg/libs/outbox"
-	"github.com/eventreg/eventreg/libs/page"
+	"github.com/eventreg/eventreg/libs/page/keyset"
 	"github.com/eventreg/eventreg/services/users/internal/role"
 	"github.com/eventreg/eventreg/services/users/internal/user"
 	"github.com/eventreg/eventreg/services/users/internal/user/userdb"
@@ -24,7 +24,7 @@ type Store struct{ pool *pgxpool.Pool }
 func New(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
 
 // List implements role.Store.
-func (s *Store) List(ctx context.Context, ks page.Keyset) ([]role.Role, error) {
+func (s *Store) List(ctx context.Context, ks keyset.Seek) ([]role.Role, error) {
 	rows, err := s.pool.Query(ctx, `SELECT id, name, permissions FROM roles WHERE id > $1 ORDER BY id LIMIT $2`, ks.After, ks.Limit+1)
 	if err != nil {
 		return nil, fmt.Errorf("listing roles: %w", err)
@@ -42,7 +42,7 @@ func (s *Store) List(ctx context.Context, ks page.Keyset) ([]role.Role, error) {
 
 // HeldBy returns the roles each of userIDs holds globally or for
 // conventionID, in role id order; a user that does not exist is not in the
-// map. One query for the whole batch (role.Core coalesces lookups).
+// map. One query for the whole batch (role.Service coalesces lookups).
 func (s *Store) HeldBy(ctx context.Context, userIDs []int64, conventionID string) (map[int64][]role.Held, error) {
 	rows, err := s.pool.Query(ctx, `SELECT u.id, r.id, r.name, r.permissions, m.convention_id
 		FROM users u

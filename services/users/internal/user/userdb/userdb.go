@@ -12,7 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/eventreg/eventreg/libs/outbox"
-	"github.com/eventreg/eventreg/libs/page"
+	"github.com/eventreg/eventreg/libs/page/keyset"
 	"github.com/eventreg/eventreg/services/users/internal/user"
 )
 
@@ -86,7 +86,7 @@ const (
 )
 
 // SearchSQL returns the query and arguments Search runs (EXPLAIN tests use it).
-func SearchSQL(f user.Filter, conventionID string, ks page.Keyset) (string, []any) {
+func SearchSQL(f user.Filter, conventionID string, ks keyset.Seek) (string, []any) {
 	limit := ks.Limit + 1
 	switch {
 	case f.RoleID != 0 && f.Email != "":
@@ -101,7 +101,7 @@ func SearchSQL(f user.Filter, conventionID string, ks page.Keyset) (string, []an
 }
 
 // Search implements user.Store.
-func (s *Store) Search(ctx context.Context, f user.Filter, conventionID string, ks page.Keyset) ([]user.User, error) {
+func (s *Store) Search(ctx context.Context, f user.Filter, conventionID string, ks keyset.Seek) ([]user.User, error) {
 	q, args := SearchSQL(f, conventionID, ks)
 	return s.list(ctx, "searching users", q, args...)
 }

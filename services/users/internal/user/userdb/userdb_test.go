@@ -9,7 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/eventreg/eventreg/libs/page"
+	"github.com/eventreg/eventreg/libs/page/keyset"
 	"github.com/eventreg/eventreg/libs/testkit"
 	"github.com/eventreg/eventreg/services/users/internal/user"
 	"github.com/eventreg/eventreg/services/users/internal/user/userdb"
@@ -89,7 +89,7 @@ func TestSearchUsesIndexes(t *testing.T) {
 		for name, f := range filters {
 			for _, after := range []int64{0, deep} {
 				t.Run(fmt.Sprintf("%s %s after %d", mode, name, after), func(t *testing.T) {
-					q, args := userdb.SearchSQL(f, usertest.ConventionID, page.Keyset{After: after, Limit: 100})
+					q, args := userdb.SearchSQL(f, usertest.ConventionID, keyset.Seek{After: after, Limit: 100})
 					raw, plan := explain(t, pool, mode, q, args)
 					indexes := []string{}
 					walk(plan, func(n planNode) {
@@ -118,23 +118,23 @@ func TestSearchPagesInIDOrder(t *testing.T) {
 	store := userdb.New(pool)
 	ctx := context.Background()
 	t.Run("email ignores case", func(t *testing.T) {
-		got, err := store.Search(ctx, user.Filter{Email: "dave.mixed@example.org"}, usertest.ConventionID, page.Keyset{Limit: 10})
+		got, err := store.Search(ctx, user.Filter{Email: "dave.mixed@example.org"}, usertest.ConventionID, keyset.Seek{Limit: 10})
 		if err != nil || len(got) != 1 || got[0].ID != 1004 {
 			t.Fatalf("got %v %v", got, err)
 		}
 	})
 	t.Run("role counts global and current-convention members only", func(t *testing.T) {
-		got, err := store.Search(ctx, user.Filter{RoleID: 5}, usertest.ConventionID, page.Keyset{Limit: 10})
+		got, err := store.Search(ctx, user.Filter{RoleID: 5}, usertest.ConventionID, keyset.Seek{Limit: 10})
 		if err != nil || len(got) != 2 || got[0].ID != 1001 || got[1].ID != 1004 {
 			t.Fatalf("got %v %v", got, err)
 		}
-		got, err = store.Search(ctx, user.Filter{RoleID: 5}, "1999", page.Keyset{Limit: 10})
+		got, err = store.Search(ctx, user.Filter{RoleID: 5}, "1999", keyset.Seek{Limit: 10})
 		if err != nil || len(got) != 0 {
 			t.Fatalf("another convention: %v %v", got, err)
 		}
 	})
 	t.Run("limit+1 rows after the key", func(t *testing.T) {
-		got, err := store.Search(ctx, user.Filter{}, usertest.ConventionID, page.Keyset{After: 1001, Limit: 2})
+		got, err := store.Search(ctx, user.Filter{}, usertest.ConventionID, keyset.Seek{After: 1001, Limit: 2})
 		if err != nil || len(got) != 3 || got[0].ID != 1002 || got[2].ID != 1004 {
 			t.Fatalf("got %v %v", got, err)
 		}

@@ -1,4 +1,4 @@
-package httpapi_test
+package userapi_test
 
 import (
 	"context"
@@ -398,8 +398,8 @@ func TestRateLimitPerClient(t *testing.T) {
 	})
 }
 
-// Concurrent role lookups share database queries (role.Core coalesces them,
-// as user.Core does for Get); each answer is still its own user's, a user
+// Concurrent role lookups share database queries (role.Service coalesces them,
+// as user.Service does for Get); each answer is still its own user's, a user
 // without roles still has an empty list and an unknown one is still 404.
 func TestConcurrentRoleReadsShareQueriesAndKeepTheirAnswers(t *testing.T) {
 	e := newEnv(t, envOptions{})

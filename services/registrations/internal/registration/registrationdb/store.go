@@ -1,5 +1,5 @@
-// Package registrationstore keeps registrations in PostgreSQL: keyset-paginated reads, operators' changes and bulk import (each change with its event in the outbox), and the benchmark data generator.
-package registrationstore
+// Package registrationdb keeps registrations in PostgreSQL: keyset-paginated reads, operators' changes and bulk import (each change with its event in the outbox), and the benchmark data generator.
+package registrationdb
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/eventreg/eventreg/libs/outbox"
-	"github.com/eventreg/eventreg/libs/page"
+	"github.com/eventreg/eventreg/libs/page/keyset"
 	"github.com/eventreg/eventreg/services/registrations/internal/registration"
 )
 
@@ -51,7 +51,7 @@ func (s *Store) Get(ctx context.Context, conventionID string, userID int64) (reg
 }
 
 // Search returns up to ks.Limit+1 registrations after ks.After.
-func (s *Store) Search(ctx context.Context, conventionID string, f registration.Filter, ks page.Keyset) ([]registration.Registration, error) {
+func (s *Store) Search(ctx context.Context, conventionID string, f registration.Filter, ks keyset.Seek) ([]registration.Registration, error) {
 	var rows pgx.Rows
 	var err error
 	if f.UserIDs != nil {

@@ -1,4 +1,4 @@
-package volunteerstore
+package volunteerdb
 
 import (
 	"context"

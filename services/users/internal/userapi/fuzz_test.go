@@ -1,4 +1,4 @@
-package httpapi_test
+package userapi_test
 
 import (
 	"testing"
@@ -7,12 +7,12 @@ import (
 
 	"github.com/eventreg/eventreg/libs/resourcetest"
 	"github.com/eventreg/eventreg/libs/volunteersapi"
-	"github.com/eventreg/eventreg/services/users/internal/httpapi"
 	"github.com/eventreg/eventreg/services/users/internal/password"
 	"github.com/eventreg/eventreg/services/users/internal/role"
 	"github.com/eventreg/eventreg/services/users/internal/role/roledb"
 	"github.com/eventreg/eventreg/services/users/internal/user"
 	"github.com/eventreg/eventreg/services/users/internal/user/userdb"
+	"github.com/eventreg/eventreg/services/users/internal/userapi"
 )
 
 // FuzzSearchBody sends arbitrary bodies to POST /api/v0/users/search with the
@@ -23,13 +23,13 @@ func FuzzSearchBody(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	users := user.NewCore(userdb.New(off.Pool), "2026", passwords)
+	users := user.NewService(userdb.New(off.Pool), "2026", passwords)
 	gin.SetMode(gin.TestMode)
 	public, internal := gin.New(), gin.New()
-	httpapi.Register(public, internal, httpapi.Deps{
+	userapi.Register(public, internal, userapi.Deps{
 		Log:        off.Log,
 		Users:      users,
-		Roles:      role.NewCore(roledb.New(off.Pool), "2026"),
+		Roles:      role.NewService(roledb.New(off.Pool), "2026"),
 		Volunteers: volunteersapi.NewClient("http://127.0.0.1:1", 0),
 		Cursor:     off.Cursor,
 		Protected:  func(string) []gin.HandlerFunc { return nil },

@@ -1,4 +1,4 @@
-package httpapi_test
+package userapi_test
 
 import (
 	"encoding/json"
@@ -405,7 +405,7 @@ func TestCurrentUserWhenVolunteersAnswersAnError(t *testing.T) {
 	}
 }
 
-// Concurrent reads share database queries (user.Core coalesces them); each
+// Concurrent reads share database queries (user.Service coalesces them); each
 // answer is still its own user's, and an unknown id among them is still 404.
 func TestConcurrentGetsShareQueriesAndKeepTheirAnswers(t *testing.T) {
 	e := newEnv(t, envOptions{})

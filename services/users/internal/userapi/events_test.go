@@ -1,4 +1,4 @@
-package httpapi_test
+package userapi_test
 
 import (
 	"context"
@@ -14,9 +14,9 @@ import (
 	"github.com/eventreg/eventreg/libs/outbox/outboxtest"
 	"github.com/eventreg/eventreg/services/users/internal/dataload"
 	"github.com/eventreg/eventreg/services/users/internal/dataload/loaddb"
-	"github.com/eventreg/eventreg/services/users/internal/httpapi"
 	"github.com/eventreg/eventreg/services/users/internal/user"
 	"github.com/eventreg/eventreg/services/users/internal/user/userdb"
+	"github.com/eventreg/eventreg/services/users/internal/userapi"
 	"github.com/eventreg/eventreg/services/users/internal/usertest"
 )
 
@@ -35,7 +35,7 @@ func TestEvents(t *testing.T) {
 		if got := outboxtest.Types(rows); !slices.Equal(got, want) {
 			t.Fatalf("events %q, want %q", got, want)
 		}
-		data, err := httpapi.RenderEvents(ctx, rows)
+		data, err := userapi.RenderEvents(ctx, rows)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -115,7 +115,7 @@ func TestEvents(t *testing.T) {
 	})
 	t.Run("the relay publishes what the read API shows", func(t *testing.T) {
 		var sink outboxtest.Sink
-		sink.StartRelay(t, e.pool, "users", httpapi.RenderEvents)
+		sink.StartRelay(t, e.pool, "users", userapi.RenderEvents)
 		expect(t, e.call(t, "PUT", "/api/v0/users/1005/roles/2", up, `{"scope": "global"}`), 204)
 		got := sink.WaitFor(t, 1, 10*time.Second)
 		body := e.call(t, "GET", "/api/v0/users/1005", read, "")

@@ -1,4 +1,4 @@
-package httpapi_test
+package userapi_test
 
 import (
 	"cmp"
@@ -29,12 +29,12 @@ import (
 	"github.com/eventreg/eventreg/libs/tokentest"
 	"github.com/eventreg/eventreg/libs/volunteersapi"
 	"github.com/eventreg/eventreg/services/users/internal/forward"
-	"github.com/eventreg/eventreg/services/users/internal/httpapi"
 	"github.com/eventreg/eventreg/services/users/internal/password"
 	"github.com/eventreg/eventreg/services/users/internal/role"
 	"github.com/eventreg/eventreg/services/users/internal/role/roledb"
 	"github.com/eventreg/eventreg/services/users/internal/user"
 	"github.com/eventreg/eventreg/services/users/internal/user/userdb"
+	"github.com/eventreg/eventreg/services/users/internal/userapi"
 	"github.com/eventreg/eventreg/services/users/internal/usertest"
 )
 
@@ -95,6 +95,8 @@ type envOptions struct {
 	redisURL      string // rate limiting with rateLimit when set
 	rateLimit     redis_rate.Limit
 	passwordSlots int // argon2id computations at once; default 2
+	// requestTimeout is the server's REQUEST_TIMEOUT; default httpserver's.
+	requestTimeout time.Duration
 	// owners are the public listeners of volunteers and registrations, by
 	// name; default: a stand-in that answers 200 naming itself.
 	owners map[string]string
@@ -120,7 +122,7 @@ func newEnv(t *testing.T, opts envOptions) *env {
 	log := slog.New(slog.NewJSONHandler(e.logs, nil))
 	srv := httpserver.New(httpserver.Config{PublicAddr: "127.0.0.1:0", InternalAddr: "127.0.0.1:0", BodyLimit: 1 << 20,
 		ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second,
-		IdleTimeout: 30 * time.Second, ShutdownTimeout: 5 * time.Second}, log, "users")
+		IdleTimeout: 30 * time.Second, ShutdownTimeout: 5 * time.Second, RequestTimeout: opts.requestTimeout}, log, "users")
 	validator, err := tokenauth.New(tokenauth.Config{JWKSURL: e.keys.srv.JWKSURL, Issuer: tokentest.Issuer, Audience: tokentest.Audience, Leeway: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
@@ -129,12 +131,11 @@ func newEnv(t *testing.T, opts envOptions) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	deps := &service.ResourceDeps{Tokens: validator, Cursor: codec}
 	passwords, err := password.NewHasher(password.Default, cmp.Or(opts.passwordSlots, 2))
 	if err != nil {
 		t.Fatal(err)
 	}
-	users := user.NewCore(userdb.New(pool), usertest.ConventionID, passwords)
+	users := user.NewService(userdb.New(pool), usertest.ConventionID, passwords)
 	var limit gin.HandlerFunc
 	if opts.redisURL != "" {
 		rdb, err := redisdb.Open(opts.redisURL, false)
@@ -144,7 +145,8 @@ func newEnv(t *testing.T, opts envOptions) *env {
 		t.Cleanup(func() { rdb.Close() })
 		limit = ratelimit.New(rdb, "users", opts.rateLimit, log).Middleware()
 	}
-	owners := httpapi.Owners{}
+	deps := &service.ResourceDeps{Tokens: validator, Cursor: codec, RateLimit: limit}
+	owners := userapi.Owners{}
 	for name, h := range map[string]*http.Handler{"volunteers": &owners.Volunteer, "registrations": &owners.Registration} {
 		base := opts.owners[name]
 		if base == "" {
@@ -158,15 +160,15 @@ func newEnv(t *testing.T, opts envOptions) *env {
 		}
 		*h = p
 	}
-	httpapi.Register(srv.Public, srv.Internal, httpapi.Deps{
-		RateLimit:  limit,
+	srv.ExemptFromRequestTimeout(userapi.OwnerRoutes()...) // as serve does
+	userapi.Register(srv.Public, srv.Internal, userapi.Deps{
 		Log:        log,
 		Users:      users,
-		Roles:      role.NewCore(roledb.New(pool), usertest.ConventionID),
+		Roles:      role.NewService(roledb.New(pool), usertest.ConventionID),
 		Volunteers: volunteersapi.NewClient(opts.volunteersURL, time.Second),
 		Cursor:     codec,
-		Protected:  deps.Protected,
-		Metrics:    httpapi.NewMetrics(srv.Metrics),
+		Protected:  deps.ProtectedAndLimited,
+		Metrics:    userapi.NewMetrics(srv.Metrics),
 		Owners:     owners,
 	})
 	if err := srv.Listen(); err != nil {

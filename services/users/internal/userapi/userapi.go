@@ -1,14 +1,13 @@
-// Package httpapi is the HTTP layer of the users service: the public API
+// Package userapi is the HTTP layer of the users service: the public API
 // routed by the gateway and the internal API (libs/usersapi) for the other
 // services, both rendering errors with libs/apierror.
-package httpapi
+package userapi
 
 import (
 	"context"
 	"errors"
 	"log/slog"
 	"net/http"
-	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -36,10 +35,6 @@ const (
 	ScopeRolesUpdate = "user:roles:update"
 )
 
-// RequestTimeout bounds the database work of one request: past it the answer
-// is a 503, well within the 5 s real clients wait.
-const RequestTimeout = 3 * time.Second
-
 // VolunteerStatus is what the current-user view needs from the volunteers
 // service (volunteersapi.Client).
 type VolunteerStatus interface {
@@ -49,16 +44,15 @@ type VolunteerStatus interface {
 // Deps are the handlers' dependencies.
 type Deps struct {
 	Log        *slog.Logger
-	Users      *user.Core
-	Roles      *role.Core
+	Users      *user.Service
+	Roles      *role.Service
 	Volunteers VolunteerStatus
 	Cursor     *cursor.Codec
-	// Protected returns the middleware of a route needing a scope
-	// (service.ResourceDeps.Protected).
+	// Protected returns the middleware chain of a public route needing a
+	// scope: token, scope, then the client's rate limit
+	// (service.ResourceDeps.ProtectedAndLimited, as volunteers and
+	// registrations use).
 	Protected func(scope string) []gin.HandlerFunc
-	// RateLimit runs after the token checks of the public routes
-	// (libs/ratelimit); nil for none.
-	RateLimit gin.HandlerFunc
 	// Metrics counts role changes (NewMetrics; nil: not counted).
 	Metrics *Metrics
 	// Owners serve the sub-resources other services own under /api/v0/users
@@ -91,49 +85,49 @@ func Register(public, internal *gin.Engine, d Deps) {
 	public.GET("/api/docs", apispec.Handler())
 	public.HEAD("/api/docs", apispec.Handler())
 
-	api := public.Group("/", withDeadline(RequestTimeout))
-	api.GET("/api/users/:id", h.with(ScopeProfile, h.currentUser)...)
-	api.GET("/api/v0/users/:id", h.with(ScopeUserRead, h.getUser)...)
-	api.POST("/api/v0/users/search", h.with(ScopeUserRead, h.searchUsers)...)
-	api.GET("/api/v0/roles", h.with(ScopeUserRead, h.listRoles)...)
+	// The server bounds every request by REQUEST_TIMEOUT (libs/httpserver);
+	// the forwarded routes below are taken out of it (OwnerRoutes).
+	public.GET("/api/users/:id", append(h.Protected(ScopeProfile), h.currentUser)...)
+	public.GET("/api/v0/users/:id", append(h.Protected(ScopeUserRead), h.getUser)...)
+	public.POST("/api/v0/users/search", append(h.Protected(ScopeUserRead), h.searchUsers)...)
+	public.GET("/api/v0/roles", append(h.Protected(ScopeUserRead), h.listRoles)...)
 	// gin needs one name per path segment: :id is the contract's :userId.
-	api.GET("/api/v0/users/:id/roles", h.with(ScopeUserRead, h.userRoles)...)
-	api.PUT("/api/v0/users/:id/roles/:roleId", h.with(ScopeRolesUpdate, h.grantRole)...)
-	api.DELETE("/api/v0/users/:id/roles/:roleId", h.with(ScopeRolesUpdate, h.revokeRole)...)
+	public.GET("/api/v0/users/:id/roles", append(h.Protected(ScopeUserRead), h.userRoles)...)
+	public.PUT("/api/v0/users/:id/roles/:roleId", append(h.Protected(ScopeRolesUpdate), h.grantRole)...)
+	public.DELETE("/api/v0/users/:id/roles/:roleId", append(h.Protected(ScopeRolesUpdate), h.revokeRole)...)
 	// Every method, so that the owner answers exactly as when the gateway
 	// routed these paths to it (its 405s included); no deadline, token check
-	// or rate limit of users' own: the owner applies its own.
+	// or rate limit of users' own: the owner applies its own. These routes
+	// must be exempt from the server's REQUEST_TIMEOUT (OwnerRoutes).
 	for path, owner := range map[string]http.Handler{
-		"/api/v0/users/:id/volunteer":    d.Owners.Volunteer,
-		"/api/v0/users/:id/registration": d.Owners.Registration,
+		VolunteerRoute:    d.Owners.Volunteer,
+		RegistrationRoute: d.Owners.Registration,
 	} {
 		if owner != nil {
 			public.Any(path, gin.WrapH(owner))
 		}
 	}
 
-	in := internal.Group("/", withDeadline(RequestTimeout))
-	in.POST(usersapi.PathSummaries, h.summaries)
-	in.POST(usersapi.PathVerify, h.verify)
-	in.GET(usersapi.PathPermissions, h.permissions)
+	internal.POST(usersapi.PathSummaries, h.summaries)
+	internal.POST(usersapi.PathVerify, h.verify)
+	internal.GET(usersapi.PathPermissions, h.permissions)
 }
 
-func (h *handlers) with(scope string, f gin.HandlerFunc) []gin.HandlerFunc {
-	chain := h.Protected(scope)
-	if h.RateLimit != nil {
-		chain = append(chain, h.RateLimit)
-	}
-	return append(chain, f)
-}
+// OwnerRoutes are the routes users forwards to the service that owns them
+// (Owners); serve exempts them from the server's REQUEST_TIMEOUT
+// (httpserver.Server.ExemptFromRequestTimeout). The forwarder bounds each
+// exchange itself (config.ForwardTimeout, 5 s, the answer's body included),
+// on purpose longer than the owner's own REQUEST_TIMEOUT (3 s by default), so
+// that the owner's answer, a 503 of its own included, reaches the client: a
+// deadline of users' own as short as the owner's would answer 503 first.
+func OwnerRoutes() []string { return []string{VolunteerRoute, RegistrationRoute} }
 
-func withDeadline(d time.Duration) gin.HandlerFunc {
-	return func(c *gin.Context) {
-		ctx, cancel := context.WithTimeout(c.Request.Context(), d)
-		defer cancel()
-		c.Request = c.Request.WithContext(ctx)
-		c.Next()
-	}
-}
+// The forwarded routes (gin needs one name per path segment: :id is the
+// contract's :userId).
+const (
+	VolunteerRoute    = "/api/v0/users/:id/volunteer"
+	RegistrationRoute = "/api/v0/users/:id/registration"
+)
 
 const rootHTML = `<!doctype html>
 <html lang="en">

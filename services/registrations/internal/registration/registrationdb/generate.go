@@ -1,4 +1,4 @@
-package registrationstore
+package registrationdb
 
 import (
 	"context"

@@ -1,5 +1,5 @@
-// Package volunteerstore keeps volunteers and departments in PostgreSQL: keyset-paginated reads, the volunteer status, bulk import and the benchmark data generator.
-package volunteerstore
+// Package volunteerdb keeps volunteers and departments in PostgreSQL: keyset-paginated reads, the volunteer status, bulk import and the benchmark data generator.
+package volunteerdb
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/eventreg/eventreg/libs/page"
+	"github.com/eventreg/eventreg/libs/page/keyset"
 	"github.com/eventreg/eventreg/services/volunteers/internal/volunteer"
 )
 
@@ -55,7 +55,7 @@ func (s *Store) Get(ctx context.Context, conventionID string, userID int64) (vol
 }
 
 // Search returns up to ks.Limit+1 volunteers after ks.After.
-func (s *Store) Search(ctx context.Context, conventionID string, ks page.Keyset) ([]volunteer.Volunteer, error) {
+func (s *Store) Search(ctx context.Context, conventionID string, ks keyset.Seek) ([]volunteer.Volunteer, error) {
 	rows, err := s.pool.Query(ctx, searchSQL, conventionID, ks.After, ks.Limit+1)
 	if err != nil {
 		return nil, fmt.Errorf("searching volunteers: %w", err)

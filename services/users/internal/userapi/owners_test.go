@@ -1,4 +1,4 @@
-package httpapi_test
+package userapi_test
 
 import (
 	"io"
@@ -134,4 +134,21 @@ func TestSubResourcesAreForwardedToTheirOwners(t *testing.T) {
 			t.Fatalf("volunteers after registrations went away: %d %s", r.status, r.body)
 		}
 	})
+}
+
+// TestForwardingOutlastsTheRequestTimeout: the forwarded routes are bound by
+// the forwarder's own timeout, not by the server's REQUEST_TIMEOUT, so an
+// owner that answers after the latter still answers the client.
+func TestForwardingOutlastsTheRequestTimeout(t *testing.T) {
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(600 * time.Millisecond)
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		_, _ = io.WriteString(w, `{"owner":"volunteers"}`)
+	}))
+	t.Cleanup(slow.Close)
+	e := newEnv(t, envOptions{requestTimeout: 200 * time.Millisecond, owners: map[string]string{"volunteers": slow.URL}})
+	r := e.send(t, e.public, false, http.MethodGet, "/api/v0/users/1001/volunteer", "not-a-jwt", "", nil)
+	if r.status != 200 || !strings.Contains(string(r.body), `"owner":"volunteers"`) {
+		t.Fatalf("got %d %s, want the owner's answer", r.status, r.body)
+	}
 }

@@ -1,5 +1,0 @@
-package signing
-
-import "crypto"
-
-const cryptoSHA256 = crypto.SHA256
