@@ -326,8 +326,9 @@ type failoverAnswer struct {
 
 var errGrantsUsedUp = errors.New("every role grant of the test was sent")
 
-// failoverFixture is the demo fixture plus the roles the test grants.
-func failoverFixture(t *testing.T) string {
+// demoFixture is the demo fixture (deploy/fixtures/demo.json) as a document
+// a test can change.
+func demoFixture(t *testing.T) map[string]any {
 	t.Helper()
 	root, err := stack.FindRoot()
 	if err != nil {
@@ -341,6 +342,13 @@ func failoverFixture(t *testing.T) string {
 	if err := json.Unmarshal(b, &doc); err != nil {
 		t.Fatal(err)
 	}
+	return doc
+}
+
+// failoverFixture is the demo fixture plus the roles the test grants.
+func failoverFixture(t *testing.T) string {
+	t.Helper()
+	doc := demoFixture(t)
 	roles, _ := doc["roles"].([]any)
 	for id := failoverFirstRole; id <= failoverRoles; id++ {
 		roles = append(roles, map[string]any{"id": id, "name": fmt.Sprintf("failover-%d", id), "permissions": []string{"con:read"}})

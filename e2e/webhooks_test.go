@@ -304,20 +304,9 @@ func registrationRecord(userID int64, badge string) map[string]any {
 // userRecord is the demo fixture's user with a new preferred name.
 func userRecord(t *testing.T, id int64, preferred string) map[string]any {
 	t.Helper()
-	root, err := stack.FindRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(filepath.Join(root, "deploy", "fixtures", "demo.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var demo struct{ Users []map[string]any }
-	if err := json.Unmarshal(b, &demo); err != nil {
-		t.Fatal(err)
-	}
-	for _, u := range demo.Users {
-		if fmt.Sprint(u["id"]) == fmt.Sprint(id) {
+	users, _ := demoFixture(t)["users"].([]any)
+	for _, u := range users {
+		if u, ok := u.(map[string]any); ok && fmt.Sprint(u["id"]) == fmt.Sprint(id) {
 			u["preferredName"] = preferred
 			return u
 		}

@@ -6,15 +6,18 @@
 //
 // # Writing events
 //
-// Add inserts events into the table "outbox" (Schema) in the caller's
-// transaction: a rolled-back change leaves no event, a committed one always
-// has its events. Each row gets a new event id (gen_random_uuid()), its
-// commit-time clock (clock_timestamp()), the W3C traceparent of the span in
-// the context (through the global OTel propagator; none outside a trace),
-// and the payload: a JSON snapshot of the business object as committed. Up
-// to a few dozen events are inserted with one statement, more with COPY (an
-// import may write 100,000); the transaction notifies channel "outbox" once,
-// which wakes the relay at commit.
+// Add inserts events into the table "outbox" in the caller's transaction
+// (the tables are created by migration 0002_outbox, the same in each
+// producing service: services/volunteers/migrations/0002_outbox.up.sql, ...;
+// the tests of this package create theirs from it): a rolled-back change
+// leaves no event, a committed one always has its events. Each row gets a
+// new event id (gen_random_uuid()), its commit-time clock
+// (clock_timestamp()), the W3C traceparent of the span in the context
+// (through the global OTel propagator; none outside a trace), and the
+// payload: a JSON snapshot of the business object as committed. Up to a few
+// dozen events are inserted with one statement, more with COPY (an import
+// may write 100,000); the transaction notifies channel "outbox" once, which
+// wakes the relay at commit.
 //
 // Events of one resource (Event.Resource, "volunteer:2026:1001") must be
 // added after the resource's row is locked by the transaction (an UPDATE,
@@ -24,21 +27,20 @@
 //
 // # Relaying
 //
-// Relay.Run loops: in one transaction it takes pg_try_advisory_xact_lock
-// (so that one replica of the service relays at a time and batches never
-// overlap), reads the oldest BatchSize rows by id, renders them (Render,
-// supplied by the service: the read API's own render function, with
-// cross-service data fetched in one batch), publishes them in id order
-// (Publish: authapi.Client.PublishEvents; a batch over MaxPublishBytes, 512
-// KiB, in several calls, so that it fits auth's body limit), deletes them
-// and commits. Any
-// error (database, render, publish) rolls back: the rows stay and are
-// published again, with the same event ids, on the next attempt, which auth
-// deduplicates. Delivery to auth is therefore at least once, in commit order
-// per resource. Failed attempts back off exponentially with jitter up to
-// MaxBackoff (30 s); a notification on channel "outbox" (LISTEN on a
-// dedicated connection, reconnected when lost) wakes the relay early, the
-// poll interval (1 s) is the fallback.
+// A relay (Relay.Start) loops: in one transaction it takes
+// pg_try_advisory_xact_lock (so that one replica of the service relays at a
+// time and batches never overlap), reads the oldest BatchSize rows by id,
+// renders them (Render, supplied by the service: the read API's own render
+// function, with cross-service data fetched in one batch), publishes them in
+// id order (Publish: authapi.Client.PublishEvents; a batch over
+// MaxPublishBytes, 512 KiB, in several calls, so that it fits auth's body
+// limit), deletes them and commits. Any error (database, render, publish)
+// rolls back: the rows stay and are published again, with the same event
+// ids, on the next attempt, which auth deduplicates. Delivery to auth is
+// therefore at least once, in commit order per resource. Failed attempts
+// back off exponentially with jitter up to MaxBackoff (30 s); a notification
+// on channel "outbox" (LISTEN on a dedicated connection, reconnected when
+// lost) wakes the relay early, the poll interval (1 s) is the fallback.
 //
 // A row that can never be rendered (Render reports it in a *BadRows: its
 // payload does not decode, a bug of the release that wrote it) does not

@@ -10,36 +10,8 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 )
 
-// Channel is the NOTIFY channel Add signals and the relay listens on.
-const Channel = "outbox"
-
-// Schema is the SQL of the tables a producing service's migration creates.
-// Copy it into a migration file (a released migration never changes, this
-// constant may): the tests of this package create their tables from it.
-// event_id defaults to gen_random_uuid() so that COPY, which leaves it out,
-// gets one per row.
-const Schema = `
-CREATE TABLE outbox (
-    id          bigserial   PRIMARY KEY,
-    event_id    uuid        NOT NULL DEFAULT gen_random_uuid(),
-    type        text        NOT NULL,
-    resource    text        NOT NULL,
-    payload     jsonb       NOT NULL,
-    traceparent text,
-    created_at  timestamptz NOT NULL DEFAULT clock_timestamp()
-);
-CREATE TABLE outbox_dead (
-    id          bigint      PRIMARY KEY,
-    event_id    uuid        NOT NULL,
-    type        text        NOT NULL,
-    resource    text        NOT NULL,
-    payload     jsonb       NOT NULL,
-    traceparent text,
-    created_at  timestamptz NOT NULL,
-    failed_at   timestamptz NOT NULL DEFAULT now(),
-    error       text        NOT NULL
-);
-`
+// channel is the NOTIFY channel Add signals and the relay listens on.
+const channel = "outbox"
 
 // Event is one change to write with Add.
 type Event struct {
@@ -62,7 +34,7 @@ const insertSQL = `WITH ins AS (
 		SELECT t, r, p::jsonb, $4 FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS x(t, r, p, n)
 		ORDER BY n
 		RETURNING 1)
-	SELECT pg_notify('` + Channel + `', '') FROM (SELECT count(*) FROM ins) c`
+	SELECT pg_notify('` + channel + `', '') FROM (SELECT count(*) FROM ins) c`
 
 // Add writes events into the outbox in tx, in the order given, and
 // notifies the relay (at commit). Nothing is written when a payload does
@@ -72,7 +44,7 @@ func Add(ctx context.Context, tx pgx.Tx, events ...Event) error {
 		return nil
 	}
 	var traceparent *string
-	if tp := TraceParent(ctx); tp != "" {
+	if tp := traceParent(ctx); tp != "" {
 		traceparent = &tp
 	}
 	payloads := make([][]byte, len(events))
@@ -100,15 +72,15 @@ func Add(ctx context.Context, tx pgx.Tx, events ...Event) error {
 	if err != nil {
 		return fmt.Errorf("outbox: copying %d events: %w", len(events), err)
 	}
-	if _, err := tx.Exec(ctx, `SELECT pg_notify('`+Channel+`', '')`); err != nil {
+	if _, err := tx.Exec(ctx, `SELECT pg_notify('`+channel+`', '')`); err != nil {
 		return fmt.Errorf("outbox: notifying the relay: %w", err)
 	}
 	return nil
 }
 
-// TraceParent returns the W3C traceparent of the span in ctx as the global
+// traceParent returns the W3C traceparent of the span in ctx as the global
 // propagator writes it, or "" when there is none.
-func TraceParent(ctx context.Context) string {
+func traceParent(ctx context.Context) string {
 	carrier := propagation.MapCarrier{}
 	otel.GetTextMapPropagator().Inject(ctx, carrier)
 	return carrier.Get("traceparent")

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -37,10 +39,29 @@ func newPool(t *testing.T) *pgxpool.Pool {
 		t.Fatal(err)
 	}
 	t.Cleanup(pool.Close)
-	if _, err := pool.Exec(context.Background(), outbox.Schema); err != nil {
+	if _, err := pool.Exec(context.Background(), schema(t)); err != nil {
 		t.Fatal(err)
 	}
 	return pool
+}
+
+// schema is the SQL of the producing services' outbox migration, which must
+// be the same in each.
+func schema(t *testing.T) string {
+	t.Helper()
+	var first string
+	for i, svc := range []string{"volunteers", "registrations", "users"} {
+		b, err := os.ReadFile(filepath.Join("..", "..", "services", svc, "migrations", "0002_outbox.up.sql"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			first = string(b)
+		} else if string(b) != first {
+			t.Fatalf("the outbox migration of %s differs from that of volunteers", svc)
+		}
+	}
+	return first
 }
 
 type payload struct {

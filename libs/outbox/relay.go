@@ -165,14 +165,14 @@ func (r *Relay) oldestAge() float64 {
 	return max(0, time.Since(r.oldest).Seconds())
 }
 
-// Start runs Run in the background until ctx ends. The function returned
+// Start runs the relay in the background until ctx ends. The function returned
 // waits for it to stop (or for its own context to end): give it to
 // service.Runtime.OnClose so that the pool outlives the relay.
 func (r *Relay) Start(ctx context.Context) func(context.Context) error {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		r.Run(ctx)
+		r.run(ctx)
 	}()
 	return func(wait context.Context) error {
 		select {
@@ -184,8 +184,8 @@ func (r *Relay) Start(ctx context.Context) func(context.Context) error {
 	}
 }
 
-// Run relays events until ctx ends.
-func (r *Relay) Run(ctx context.Context) {
+// run relays events until ctx ends.
+func (r *Relay) run(ctx context.Context) {
 	wake := make(chan struct{}, 1)
 	listening := make(chan struct{})
 	go func() {
@@ -433,7 +433,7 @@ func (r *Relay) updateOldest(ctx context.Context) {
 	}
 }
 
-// listen signals wake at every notification on Channel, on a dedicated
+// listen signals wake at every notification on channel, on a dedicated
 // connection re-opened when lost, until ctx ends. It signals once after each
 // (re)connection too, for what was committed while it was away.
 func (r *Relay) listen(ctx context.Context, wake chan<- struct{}) {
@@ -475,7 +475,7 @@ func (r *Relay) listenOnce(ctx context.Context, cfg *pgx.ConnConfig, signal func
 		return fmt.Errorf("connecting: %w", err)
 	}
 	defer func() { _ = conn.Close(context.WithoutCancel(ctx)) }()
-	if _, err := conn.Exec(ctx, `LISTEN `+Channel); err != nil {
+	if _, err := conn.Exec(ctx, `LISTEN `+channel); err != nil {
 		return fmt.Errorf("LISTEN: %w", err)
 	}
 	signal()

@@ -11,7 +11,7 @@ import (
 )
 
 // AuthEvents is the configuration of a service whose outbox relay hands its
-// events to auth (volunteers, registrations); embed it. Empty: the relay
+// events to auth (volunteers, registrations, users); embed it. Empty: the relay
 // does not run and the events wait in the outbox.
 type AuthEvents struct {
 	AuthInternalURL string `env:"AUTH_INTERNAL_URL"`

@@ -17,7 +17,7 @@ const claimsKey = "tokenauth.claims"
 // ones 401 "Token expired.", both with a WWW-Authenticate challenge.
 func (v *Validator) Middleware() gin.HandlerFunc {
 	return func(c *gin.Context) {
-		raw, ok := bearer(c.GetHeader("Authorization"))
+		raw, ok := Bearer(c.GetHeader("Authorization"))
 		if !ok {
 			apierror.Abort(c, apierror.MissingToken())
 			return
@@ -63,7 +63,9 @@ func FromContext(c *gin.Context) *Claims {
 	return claims
 }
 
-func bearer(h string) (string, bool) {
+// Bearer returns the token of an Authorization header value of the Bearer
+// scheme (case-insensitive, RFC 6750 §2.1), and false for any other value.
+func Bearer(h string) (string, bool) {
 	const prefix = "bearer "
 	if len(h) <= len(prefix) || !strings.EqualFold(h[:len(prefix)], prefix) {
 		return "", false

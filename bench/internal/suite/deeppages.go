@@ -11,13 +11,14 @@ import (
 
 	"github.com/eventreg/eventreg/bench/internal/dataset"
 	"github.com/eventreg/eventreg/bench/internal/report"
+	"github.com/eventreg/eventreg/libs/cursor"
 )
 
 // findDeepPages makes the cursors of the deep pages: it asks the service for
 // the first page's cursor and reissues it (same query and filter, same key)
 // to continue after the key found in the database at the wanted depth. Each
 // deep cursor is then checked to open a full page.
-func (env *environment) findDeepPages(ctx context.Context, reissuer *cursorReissuer, counts dataset.Counts) {
+func (env *environment) findDeepPages(ctx context.Context, codec *cursor.Codec, counts dataset.Counts) {
 	type deepPage struct {
 		first, deep, path, filter string
 		after                     func() (int64, string, error)
@@ -44,7 +45,7 @@ func (env *environment) findDeepPages(ctx context.Context, reissuer *cursorReiss
 			env.unavailable[p.first], env.unavailable[p.deep] = "no generated role", "no generated role"
 			continue
 		}
-		cur, err := env.deepCursor(ctx, reissuer, p.path, first, p.after)
+		cur, err := env.deepCursor(ctx, codec, p.path, first, p.after)
 		if err != nil {
 			env.unavailable[p.deep] = err.Error()
 			continue
@@ -53,7 +54,7 @@ func (env *environment) findDeepPages(ctx context.Context, reissuer *cursorReiss
 	}
 }
 
-func (env *environment) deepCursor(ctx context.Context, reissuer *cursorReissuer, path, firstBody string, after func() (int64, string, error)) (string, error) {
+func (env *environment) deepCursor(ctx context.Context, codec *cursor.Codec, path, firstBody string, after func() (int64, string, error)) (string, error) {
 	var page struct {
 		Data     []json.RawMessage `json:"data"`
 		NextPage *string           `json:"nextPage"`
@@ -68,7 +69,7 @@ func (env *environment) deepCursor(ctx context.Context, reissuer *cursorReissuer
 	if err != nil {
 		return "", err
 	}
-	deep, err := reissuer.Reissue(*page.NextPage, key)
+	deep, err := codec.Reissue(*page.NextPage, key)
 	if err != nil {
 		return "", fmt.Errorf("the service's cursor is not one of CURSOR_KEY: %w", err)
 	}

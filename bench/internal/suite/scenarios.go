@@ -19,6 +19,7 @@ import (
 	"github.com/eventreg/eventreg/bench/internal/oauthflow"
 	"github.com/eventreg/eventreg/bench/internal/report"
 	"github.com/eventreg/eventreg/e2e/stack"
+	"github.com/eventreg/eventreg/libs/cursor"
 )
 
 // scenario is one kind of request the suite measures.
@@ -83,11 +84,11 @@ func prepare(ctx context.Context, s *stack.Stack, o Options, cursorKey string, c
 	if env.store, err = dataset.Open(ctx, s); err != nil {
 		return nil, err
 	}
-	reissuer, err := newCursorReissuer([]byte(cursorKey))
+	codec, err := cursor.NewCodec([]byte(cursorKey))
 	if err != nil {
-		return nil, fmt.Errorf("cursor reissuer: %w", err)
+		return nil, fmt.Errorf("cursor codec: %w", err)
 	}
-	env.findDeepPages(ctx, reissuer, counts)
+	env.findDeepPages(ctx, codec, counts)
 	return env, nil
 }
 

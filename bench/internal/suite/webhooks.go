@@ -196,8 +196,11 @@ func runWebhooks(ctx context.Context, s *stack.Stack, env *environment, say func
 	return nil
 }
 
-// writeVolunteerChanges writes a fixture with vols, each with an option set
-// to stamp (so that each import changes every record).
+// stampOption is the volunteer option each run sets to its own stamp.
+const stampOption = "Webhook benchmark"
+
+// writeVolunteerChanges writes a fixture with vols, each with the option
+// stampOption set to stamp (so that each import changes every record).
 func writeVolunteerChanges(dir, name string, vols []dataset.VolunteerRecord, stamp string) (string, error) {
 	type option struct {
 		Name  string `json:"name"`
@@ -212,11 +215,12 @@ func writeVolunteerChanges(dir, name string, vols []dataset.VolunteerRecord, sta
 		}
 		kept := opts[:0]
 		for _, o := range opts {
-			if !strings.Contains(string(o), `"Webhook benchmark"`) {
+			var named struct{ Name string }
+			if json.Unmarshal(o, &named) != nil || named.Name != stampOption {
 				kept = append(kept, o)
 			}
 		}
-		stampOpt, _ := json.Marshal(option{Name: "Webhook benchmark", Type: "text", Value: stamp})
+		stampOpt, _ := json.Marshal(option{Name: stampOption, Type: "text", Value: stamp})
 		out[i] = map[string]any{"userId": v.UserID, "contactMethods": v.ContactMethods, "departments": v.Departments,
 			"options": append(kept, stampOpt)}
 	}

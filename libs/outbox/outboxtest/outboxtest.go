@@ -1,8 +1,9 @@
-// Package outboxtest helps the producing services test their events: the rows waiting in a database's outbox, and a stand-in for auth that collects what a relay publishes.
+// Package outboxtest helps the producing services test their events: the rows waiting in a database's outbox, checked against the store and the read API, and a stand-in for auth that collects what a relay publishes.
 package outboxtest
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 	"sync"
 	"testing"
@@ -51,6 +52,41 @@ func Types(rows []outbox.Row) []string {
 		out[i] = r.Type + " " + r.Resource
 	}
 	return out
+}
+
+// Expect checks that the events waiting in pool are want ("type resource",
+// in id order), renders them with render and hands each row and its
+// rendering to check (which compares them with the store and the read API);
+// then it clears the outbox, so that the next check sees only what follows.
+func Expect(t testing.TB, pool *pgxpool.Pool, render outbox.RenderFunc, check func(r outbox.Row, data json.RawMessage), want ...string) {
+	t.Helper()
+	rows := Rows(t, pool)
+	if got := Types(rows); !slices.Equal(got, want) {
+		t.Fatalf("events %q, want %q", got, want)
+	}
+	data, err := render(context.Background(), rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range rows {
+		check(r, data[i])
+	}
+	Clear(t, pool)
+}
+
+// SamePayload fails t unless the payload of r, decoded into a T, encodes as
+// stored does: the event carries the object as the store reads it.
+func SamePayload[T any](t testing.TB, r outbox.Row, stored T) {
+	t.Helper()
+	var payload T
+	if err := json.Unmarshal(r.Payload, &payload); err != nil {
+		t.Fatal(err)
+	}
+	a, _ := json.Marshal(payload)
+	b, _ := json.Marshal(stored)
+	if string(a) != string(b) {
+		t.Fatalf("payload of %s:\n%s\nas the store reads it:\n%s", r.Resource, a, b)
+	}
 }
 
 // Sink is a stand-in for auth's events endpoint: Publish stores what it gets.

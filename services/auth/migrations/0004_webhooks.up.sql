@@ -63,6 +63,10 @@ CREATE TABLE webhook_deliveries (
 );
 CREATE INDEX webhook_deliveries_due ON webhook_deliveries (subscription_id, next_attempt_at, seq) WHERE state = 'pending';
 CREATE INDEX webhook_deliveries_line ON webhook_deliveries (subscription_id, resource, seq) WHERE state = 'pending';
+-- the leases a claim counts against WEBHOOK_ENDPOINT_CONCURRENCY: only the
+-- deliveries in flight (or left by a crashed dispatcher), never the backlog
+CREATE INDEX webhook_deliveries_leased ON webhook_deliveries (subscription_id, leased_until)
+    WHERE state = 'pending' AND leased_until IS NOT NULL;
 CREATE INDEX webhook_deliveries_event ON webhook_deliveries (event_id);
 CREATE INDEX webhook_deliveries_finished ON webhook_deliveries (state, finished_at) WHERE state <> 'pending';
 CREATE INDEX webhook_deliveries_list ON webhook_deliveries (subscription_id, state, seq);

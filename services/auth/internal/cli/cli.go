@@ -131,17 +131,6 @@ type secretJSON struct {
 	ClientSecret string `json:"client_secret"`
 }
 
-func outputFlag(cmd *cobra.Command) *string {
-	return cmd.Flags().StringP("output", "o", "text", `output format: "text" or "json"`)
-}
-
-func checkOutput(o string) error {
-	if o != "text" && o != "json" {
-		return fmt.Errorf(`--output must be "text" or "json"`)
-	}
-	return nil
-}
-
 func parseID(arg string) (int64, error) {
 	id, ok := client.ParseID(arg)
 	if !ok {
@@ -158,25 +147,14 @@ func notFound(id int64, err error) error {
 }
 
 // onClient is the RunE of a command on the client its ID argument names: it
-// checks -o (out), parses the id and runs fn with the clients service.
-func onClient(out *string, fn func(cmd *cobra.Command, s *client.Service, id int64) error) func(*cobra.Command, []string) error {
-	return checked(out, func(cmd *cobra.Command, args []string) error {
+// parses the id and runs fn with the clients service.
+func onClient(fn func(cmd *cobra.Command, s *client.Service, id int64) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
 		id, err := parseID(args[0])
 		if err != nil {
 			return err
 		}
 		return withClients(cmd.Context(), func(s *client.Service) error { return fn(cmd, s, id) })
-	})
-}
-
-// checked is the RunE of a command with an output flag (out): a bad -o is
-// refused before run does anything.
-func checked(out *string, run func(cmd *cobra.Command, args []string) error) func(*cobra.Command, []string) error {
-	return func(cmd *cobra.Command, args []string) error {
-		if err := checkOutput(*out); err != nil {
-			return err
-		}
-		return run(cmd, args)
 	}
 }
 
@@ -198,8 +176,8 @@ func clientsCommand() *cobra.Command {
 	redirects := create.Flags().StringArray("redirect-uri", nil, "a redirect URI of an obo app (repeat for several)")
 	allowNoPKCE := create.Flags().Bool("allow-no-pkce", false,
 		"let an obo app sign users in without PKCE (weaker: only for a confidential app that cannot send a code_challenge)")
-	createOut := outputFlag(create)
-	create.RunE = checked(createOut, func(cmd *cobra.Command, _ []string) error {
+	service.AddOutputFlag(create) // the id and secret print as JSON either way
+	create.RunE = func(cmd *cobra.Command, _ []string) error {
 		if *allowNoPKCE && client.Kind(*kind) != client.KindOBO {
 			return errors.New("--allow-no-pkce applies to obo clients only")
 		}
@@ -211,17 +189,17 @@ func clientsCommand() *cobra.Command {
 			}
 			return printSecret(cmd, c.ID, secret)
 		})
-	})
+	}
 
 	list := &cobra.Command{Use: "list", Short: "List clients", Args: cobra.NoArgs}
-	listOut := outputFlag(list)
-	list.RunE = checked(listOut, func(cmd *cobra.Command, _ []string) error {
+	listOut := service.AddOutputFlag(list)
+	list.RunE = func(cmd *cobra.Command, _ []string) error {
 		return withClients(cmd.Context(), func(s *client.Service) error {
 			cs, err := s.List(cmd.Context())
 			if err != nil {
 				return err
 			}
-			if *listOut == "json" {
+			if listOut.JSON() {
 				out := make([]clientJSON, 0, len(cs))
 				for _, c := range cs {
 					out = append(out, toJSON(c))
@@ -235,16 +213,16 @@ func clientsCommand() *cobra.Command {
 			}
 			return tw.Flush()
 		})
-	})
+	}
 
 	get := &cobra.Command{Use: "get ID", Short: "Show one client", Args: cobra.ExactArgs(1)}
-	getOut := outputFlag(get)
-	get.RunE = onClient(getOut, func(cmd *cobra.Command, s *client.Service, id int64) error {
+	getOut := service.AddOutputFlag(get)
+	get.RunE = onClient(func(cmd *cobra.Command, s *client.Service, id int64) error {
 		c, err := s.Get(cmd.Context(), id)
 		if err != nil {
 			return notFound(id, err)
 		}
-		if *getOut == "json" {
+		if getOut.JSON() {
 			return service.PrintJSON(cmd.OutOrStdout(), toJSON(c))
 		}
 		printClient(cmd.OutOrStdout(), c)
@@ -252,8 +230,8 @@ func clientsCommand() *cobra.Command {
 	})
 
 	rotate := &cobra.Command{Use: "rotate-secret ID", Short: "Replace a client's secret and print the new one (shown once)", Args: cobra.ExactArgs(1)}
-	rotateOut := outputFlag(rotate)
-	rotate.RunE = onClient(rotateOut, func(cmd *cobra.Command, s *client.Service, id int64) error {
+	service.AddOutputFlag(rotate) // the secret prints as JSON either way
+	rotate.RunE = onClient(func(cmd *cobra.Command, s *client.Service, id int64) error {
 		secret, err := s.RotateSecret(cmd.Context(), id)
 		if err != nil {
 			return notFound(id, err)
@@ -262,12 +240,12 @@ func clientsCommand() *cobra.Command {
 	})
 
 	del := &cobra.Command{Use: "delete ID", Short: "Delete a client (its consents go with it; its tokens stop refreshing)", Args: cobra.ExactArgs(1)}
-	delOut := outputFlag(del)
-	del.RunE = onClient(delOut, func(cmd *cobra.Command, s *client.Service, id int64) error {
+	delOut := service.AddOutputFlag(del)
+	del.RunE = onClient(func(cmd *cobra.Command, s *client.Service, id int64) error {
 		if err := s.Delete(cmd.Context(), id); err != nil {
 			return notFound(id, err)
 		}
-		if *delOut == "json" {
+		if delOut.JSON() {
 			return service.PrintJSON(cmd.OutOrStdout(), map[string]any{"client_id": id, "deleted": true})
 		}
 		fmt.Fprintf(cmd.OutOrStdout(), "client %d deleted\n", id)
@@ -314,15 +292,15 @@ func withManager(pool *pgxpool.Pool, cfg keysConfig, fn func(*signing.Manager, *
 func keysCommand() *cobra.Command {
 	cmd := &cobra.Command{Use: "keys", Short: "Show, rotate and revoke the access-token signing keys"}
 	list := &cobra.Command{Use: "list", Short: "List signing keys and their states", Args: cobra.NoArgs}
-	listOut := outputFlag(list)
-	list.RunE = checked(listOut, func(cmd *cobra.Command, _ []string) error {
+	listOut := service.AddOutputFlag(list)
+	list.RunE = func(cmd *cobra.Command, _ []string) error {
 		return withKeys(cmd.Context(), func(_ *signing.Manager, store *keydb.Store, cfg keysConfig) error {
 			keys, err := store.List(cmd.Context())
 			if err != nil {
 				return err
 			}
 			st := signing.Describe(keys, time.Now(), cfg.AccessTokenTTL)
-			if *listOut == "json" {
+			if listOut.JSON() {
 				if st == nil {
 					st = []signing.Status{}
 				}
@@ -340,22 +318,22 @@ func keysCommand() *cobra.Command {
 			}
 			return tw.Flush()
 		})
-	})
+	}
 	rotate := &cobra.Command{Use: "rotate", Short: "Make a new signing key: published at once, signing after KEY_ACTIVATION_DELAY", Args: cobra.NoArgs}
-	rotateOut := outputFlag(rotate)
-	rotate.RunE = checked(rotateOut, func(cmd *cobra.Command, _ []string) error {
+	rotateOut := service.AddOutputFlag(rotate)
+	rotate.RunE = func(cmd *cobra.Command, _ []string) error {
 		return withKeys(cmd.Context(), func(m *signing.Manager, _ *keydb.Store, _ keysConfig) error {
 			k, err := m.Rotate(cmd.Context())
 			if err != nil {
 				return err
 			}
-			if *rotateOut == "json" {
+			if rotateOut.JSON() {
 				return service.PrintJSON(cmd.OutOrStdout(), map[string]any{"kid": k.KID, "alg": k.Alg, "activatesAt": k.ActivatesAt.UTC()})
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "new key %s published; it signs from %s\n", k.KID, k.ActivatesAt.UTC().Format(time.RFC3339))
 			return nil
 		})
-	})
+	}
 	cmd.AddCommand(list, rotate, revokeKeyCommand())
 	return cmd
 }
@@ -378,8 +356,8 @@ func revokeKeyCommand() *cobra.Command {
 		Short: "Revoke a signing key at once (it leaked): never published nor signing again; a new key signs in its place if it was signing",
 		Long: "Revoke a signing key at once (it leaked): never published nor signing again; a new key signs in its place if it was signing.\n" +
 			"A kid may start with '-': put it after '--', as in `auth keys revoke -o json -- -AbC...`."}
-	out := outputFlag(cmd)
-	cmd.RunE = checked(out, func(cmd *cobra.Command, args []string) error {
+	out := service.AddOutputFlag(cmd)
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		return withKeys(cmd.Context(), func(m *signing.Manager, _ *keydb.Store, cfg keysConfig) error {
 			kid := args[0]
 			rev, err := m.Revoke(cmd.Context(), kid)
@@ -395,7 +373,7 @@ func revokeKeyCommand() *cobra.Command {
 			if k := rev.Replacement; k != nil {
 				res.Replacement = &keyJSON{KID: k.KID, Alg: k.Alg, ActivatesAt: k.ActivatesAt.UTC()}
 			}
-			if *out == "json" {
+			if out.JSON() {
 				return service.PrintJSON(cmd.OutOrStdout(), res)
 			}
 			w := cmd.OutOrStdout()
@@ -406,6 +384,6 @@ func revokeKeyCommand() *cobra.Command {
 			fmt.Fprintln(w, "resource services refuse the tokens it signed once they re-read the JWKS (JWKS_REFRESH_INTERVAL, 5m by default)")
 			return nil
 		})
-	})
+	}
 	return cmd
 }

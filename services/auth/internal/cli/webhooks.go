@@ -86,6 +86,15 @@ func deliveryJSON(d webhook.Delivery) deliveryOut {
 		LastError: d.LastError, NextAttemptAt: d.NextAttemptAt.UTC(), DeliveredAt: d.DeliveredAt.UTC(), CreatedAt: d.CreatedAt.UTC()}
 }
 
+// printJSONRows prints items as a JSON array of their rendering.
+func printJSONRows[T, J any](w io.Writer, items []T, render func(T) J) error {
+	rows := make([]J, len(items))
+	for i, it := range items {
+		rows[i] = render(it)
+	}
+	return service.PrintJSON(w, rows)
+}
+
 // webhookError turns the business's errors into the operator's messages.
 func webhookError(id string, err error) error {
 	switch {
@@ -112,8 +121,8 @@ func webhooksCommand() *cobra.Command {
 func webhooksListCommand() *cobra.Command {
 	list := &cobra.Command{Use: "list", Short: "List webhook subscriptions (of one client with --client)", Args: cobra.NoArgs}
 	clientFlag := list.Flags().String("client", "", "only this client's subscriptions")
-	out := outputFlag(list)
-	list.RunE = checked(out, func(cmd *cobra.Command, _ []string) error {
+	out := service.AddOutputFlag(list)
+	list.RunE = func(cmd *cobra.Command, _ []string) error {
 		var owner int64
 		if *clientFlag != "" {
 			id, err := parseID(*clientFlag)
@@ -127,12 +136,8 @@ func webhooksListCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if *out == "json" {
-				rows := make([]subscriptionOut, len(subs))
-				for i, sub := range subs {
-					rows[i] = subscriptionJSON(sub)
-				}
-				return service.PrintJSON(cmd.OutOrStdout(), rows)
+			if out.JSON() {
+				return printJSONRows(cmd.OutOrStdout(), subs, subscriptionJSON)
 			}
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tCLIENT\tSTATE\tEVENTS\tURL")
@@ -141,7 +146,7 @@ func webhooksListCommand() *cobra.Command {
 			}
 			return tw.Flush()
 		})
-	})
+	}
 	return list
 }
 
@@ -151,8 +156,8 @@ func webhooksAddCommand() *cobra.Command {
 	urlFlag := add.Flags().String("url", "", "where to POST the events (required)")
 	events := add.Flags().String("events", "", `event types, comma-separated, e.g. "volunteer-updated,user-updated" (required)`)
 	desc := add.Flags().String("description", "", "a note on the subscription")
-	out := outputFlag(add)
-	add.RunE = checked(out, func(cmd *cobra.Command, _ []string) error {
+	out := service.AddOutputFlag(add)
+	add.RunE = func(cmd *cobra.Command, _ []string) error {
 		owner, err := parseID(*clientFlag)
 		if err != nil {
 			return err
@@ -170,12 +175,12 @@ func webhooksAddCommand() *cobra.Command {
 			}
 			return printSubscription(cmd, *out, sub)
 		})
-	})
+	}
 	return add
 }
 
-func printSubscription(cmd *cobra.Command, out string, s webhook.Subscription) error {
-	if out == "json" {
+func printSubscription(cmd *cobra.Command, out service.Output, s webhook.Subscription) error {
+	if out.JSON() {
 		return service.PrintJSON(cmd.OutOrStdout(), subscriptionJSON(s))
 	}
 	w := cmd.OutOrStdout()
@@ -192,19 +197,19 @@ func printSubscription(cmd *cobra.Command, out string, s webhook.Subscription) e
 
 func webhooksRemoveCommand() *cobra.Command {
 	rm := &cobra.Command{Use: "remove ID", Short: "Delete a webhook subscription with its deliveries", Args: cobra.ExactArgs(1)}
-	out := outputFlag(rm)
-	rm.RunE = checked(out, func(cmd *cobra.Command, args []string) error {
+	out := service.AddOutputFlag(rm)
+	rm.RunE = func(cmd *cobra.Command, args []string) error {
 		return withWebhooks(cmd.Context(), func(s *webhook.Service) error {
 			if err := s.Delete(cmd.Context(), webhook.Operator, args[0]); err != nil {
 				return webhookError(args[0], err)
 			}
-			if *out == "json" {
+			if out.JSON() {
 				return service.PrintJSON(cmd.OutOrStdout(), map[string]any{"id": args[0], "deleted": true})
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "webhook subscription %s deleted\n", args[0])
 			return nil
 		})
-	})
+	}
 	return rm
 }
 
@@ -215,8 +220,8 @@ func webhooksStateCommand(use string, to webhook.State) *cobra.Command {
 		short = "Pause a webhook subscription: its deliveries wait until it is enabled"
 	}
 	cmd := &cobra.Command{Use: use + " ID", Short: short, Args: cobra.ExactArgs(1)}
-	out := outputFlag(cmd)
-	cmd.RunE = checked(out, func(cmd *cobra.Command, args []string) error {
+	out := service.AddOutputFlag(cmd)
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		return withWebhooks(cmd.Context(), func(s *webhook.Service) error {
 			sub, err := s.Update(cmd.Context(), webhook.Operator, args[0], webhook.Change{State: &to, Reason: webhook.ReasonOperator})
 			if err != nil {
@@ -224,7 +229,7 @@ func webhooksStateCommand(use string, to webhook.State) *cobra.Command {
 			}
 			return printSubscription(cmd, *out, sub)
 		})
-	})
+	}
 	return cmd
 }
 
@@ -232,8 +237,8 @@ func webhooksDeliveriesCommand() *cobra.Command {
 	cmd := &cobra.Command{Use: "deliveries ID", Short: "List the deliveries of a webhook subscription, oldest first", Args: cobra.ExactArgs(1)}
 	state := cmd.Flags().String("state", "", "only deliveries in this state: pending, delivered or dead")
 	limit := cmd.Flags().Int("limit", 100, "the most deliveries to list")
-	out := outputFlag(cmd)
-	cmd.RunE = checked(out, func(cmd *cobra.Command, args []string) error {
+	out := service.AddOutputFlag(cmd)
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if *limit < 1 || *limit > 10_000 {
 			return errors.New("--limit must be between 1 and 10000")
 		}
@@ -242,12 +247,8 @@ func webhooksDeliveriesCommand() *cobra.Command {
 			if err != nil {
 				return webhookError(args[0], err)
 			}
-			if *out == "json" {
-				rows := make([]deliveryOut, len(ds))
-				for i, d := range ds {
-					rows[i] = deliveryJSON(d)
-				}
-				return service.PrintJSON(cmd.OutOrStdout(), rows)
+			if out.JSON() {
+				return printJSONRows(cmd.OutOrStdout(), ds, deliveryJSON)
 			}
 			printDeliveries(cmd.OutOrStdout(), ds)
 			if more {
@@ -255,7 +256,7 @@ func webhooksDeliveriesCommand() *cobra.Command {
 			}
 			return nil
 		})
-	})
+	}
 	return cmd
 }
 
@@ -275,15 +276,15 @@ func printDeliveries(w io.Writer, ds []webhook.Delivery) {
 func webhooksReplayCommand() *cobra.Command {
 	cmd := &cobra.Command{Use: "replay ID", Short: "Send every dead delivery of a subscription again (or one with --delivery)", Args: cobra.ExactArgs(1)}
 	delivery := cmd.Flags().String("delivery", "", "replay only this delivery (dead, delivered or pending)")
-	out := outputFlag(cmd)
-	cmd.RunE = checked(out, func(cmd *cobra.Command, args []string) error {
+	out := service.AddOutputFlag(cmd)
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		return withWebhooks(cmd.Context(), func(s *webhook.Service) error {
 			if *delivery != "" {
 				d, err := s.Replay(cmd.Context(), webhook.Operator, args[0], *delivery)
 				if err != nil {
 					return webhookError(args[0], err)
 				}
-				if *out == "json" {
+				if out.JSON() {
 					return service.PrintJSON(cmd.OutOrStdout(), deliveryJSON(d))
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "delivery %s is pending, due now\n", d.ID)
@@ -293,12 +294,12 @@ func webhooksReplayCommand() *cobra.Command {
 			if err != nil {
 				return webhookError(args[0], err)
 			}
-			if *out == "json" {
+			if out.JSON() {
 				return service.PrintJSON(cmd.OutOrStdout(), map[string]any{"id": args[0], "replayed": n})
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%d dead deliveries of %s are pending, due now\n", n, args[0])
 			return nil
 		})
-	})
+	}
 	return cmd
 }

@@ -37,11 +37,11 @@ func TestBackoff(t *testing.T) {
 }
 
 func TestBody(t *testing.T) {
-	b, err := Body("user-updated", []byte(" {\"id\" : \"1\",\n \"tags\": [1, 2]} "))
+	b, err := deliveryBody("user-updated", []byte(" {\"id\" : \"1\",\n \"tags\": [1, 2]} "))
 	if err != nil || string(b) != `{"event":"user-updated","data":{"id":"1","tags":[1,2]}}` {
 		t.Fatalf("%s %v", b, err)
 	}
-	if _, err := Body("user-updated", []byte(`{"id":`)); err == nil {
+	if _, err := deliveryBody("user-updated", []byte(`{"id":`)); err == nil {
 		t.Fatal("broken data accepted")
 	}
 }

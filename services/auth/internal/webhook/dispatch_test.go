@@ -107,6 +107,15 @@ func TestDisableAfterFailingTooLong(t *testing.T) {
 	cfg.DisableAfter = 300 * time.Millisecond
 	e.run(cfg)
 	e.publish(event(authapi.EventUserUpdated, "user:1", `{}`))
+	e.eventually(5*time.Second, "failing", func() bool { return !e.subscription(sub.ID).FailingSince.IsZero() })
+	// "active" sent to an active subscription does not restart its failure
+	// clock (an app cannot put off being disabled).
+	on := webhook.StateActive
+	since := e.subscription(sub.ID).FailingSince
+	if s, err := e.hooks.Update(context.Background(), tracker, sub.ID, webhook.Change{State: &on}); err != nil ||
+		(s.State == webhook.StateActive && !s.FailingSince.Equal(since)) {
+		t.Fatalf("re-activating an active subscription: %+v %v (failing since %v)", s, err, since)
+	}
 	e.eventually(5*time.Second, "the subscription disabled", func() bool { return e.subscription(sub.ID).State == webhook.StateDisabled })
 	s := e.subscription(sub.ID)
 	if !strings.HasPrefix(s.DisabledReason, "no successful delivery since 20") || !strings.HasSuffix(s.DisabledReason, "; last: HTTP 503") || s.FailingSince.IsZero() {
@@ -124,7 +133,6 @@ func TestDisableAfterFailingTooLong(t *testing.T) {
 	})
 	t.Run("enabling it clears the failures and delivers what waited", func(t *testing.T) {
 		failing.Store(false)
-		on := webhook.StateActive
 		s, err := e.hooks.Update(context.Background(), tracker, sub.ID, webhook.Change{State: &on})
 		if err != nil || s.State != webhook.StateActive || s.DisabledReason != "" || !s.FailingSince.IsZero() {
 			t.Fatalf("%+v %v", s, err)

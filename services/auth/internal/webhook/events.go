@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
@@ -65,6 +66,10 @@ func toEvent(in authapi.Event) (ev Event, field, problem string) {
 		return ev, "source", fmt.Sprintf("must be 1 to %d bytes", maxSourceLength)
 	case in.Resource == "" || len(in.Resource) > maxResourceLength:
 		return ev, "resource", fmt.Sprintf("must be 1 to %d bytes", maxResourceLength)
+	case strings.ContainsRune(in.Source, 0): // PostgreSQL text cannot hold NUL: it would be a 500
+		return ev, "source", "must not contain NUL characters"
+	case strings.ContainsRune(in.Resource, 0):
+		return ev, "resource", "must not contain NUL characters"
 	case in.OccurredAt.IsZero():
 		return ev, "occurredAt", "is required"
 	case len(bytes.TrimSpace(in.Data)) == 0:
@@ -72,7 +77,7 @@ func toEvent(in authapi.Event) (ev Event, field, problem string) {
 	case in.TraceParent != "" && !validTraceParent(in.TraceParent):
 		return ev, "traceparent", "must be a W3C traceparent"
 	}
-	body, err := Body(in.Type, in.Data)
+	body, err := deliveryBody(in.Type, in.Data)
 	if err != nil {
 		return ev, "data", "must be JSON"
 	}
@@ -80,10 +85,10 @@ func toEvent(in authapi.Event) (ev Event, field, problem string) {
 		OccurredAt: in.OccurredAt, TraceParent: in.TraceParent}, "", ""
 }
 
-// Body is the request body of a delivery: {"event":TYPE,"data":DATA},
+// deliveryBody is the request body of a delivery: {"event":TYPE,"data":DATA},
 // DATA compacted. It is built once per event, so every attempt sends the
 // same bytes (and the same body_sha256).
-func Body(eventType string, data json.RawMessage) ([]byte, error) {
+func deliveryBody(eventType string, data json.RawMessage) ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteString(`{"event":`)
 	t, err := json.Marshal(eventType)

@@ -25,11 +25,11 @@ import (
 const (
 	HeaderID        = "Webhook-Id"
 	HeaderEvent     = "Webhook-Event"
-	UserAgent       = "eventreg-webhooks"
+	userAgent       = "eventreg-webhooks"
 	maxAnswer       = 4 << 10 // the most of an answer's body read
 	maxErrorSnippet = 200     // the most of it kept in lastError
-	// TokenTTL is how long a delivery's JWT is valid.
-	TokenTTL = 5 * time.Minute
+	// tokenTTL is how long a delivery's JWT is valid.
+	tokenTTL = 5 * time.Minute
 )
 
 // Signer signs webhook tokens (signing.Manager).
@@ -37,8 +37,8 @@ type Signer interface {
 	SignWebhook(payload []byte) (string, error)
 }
 
-// Claims are the claims of a delivery's JWT (typ webhook+jwt).
-type Claims struct {
+// tokenClaims are the claims of a delivery's JWT (typ webhook+jwt).
+type tokenClaims struct {
 	Issuer   string `json:"iss"`
 	Audience string `json:"aud"` // the app's client id
 	IssuedAt int64  `json:"iat"`
@@ -52,8 +52,8 @@ type Claims struct {
 	BodySHA256 string `json:"body_sha256"`
 }
 
-// BodyHash is the body_sha256 claim of body.
-func BodyHash(body []byte) string {
+// bodyHash is the body_sha256 claim of body.
+func bodyHash(body []byte) string {
 	sum := sha256.Sum256(body)
 	return base64.RawURLEncoding.EncodeToString(sum[:])
 }
@@ -64,7 +64,6 @@ type sender struct {
 	signer  Signer
 	issuer  string
 	timeout time.Duration
-	now     func() time.Time
 }
 
 // newSender returns a sender whose connections pass policy at dial time,
@@ -84,7 +83,7 @@ func newSender(policy *Policy, signer Signer, issuer string, timeout time.Durati
 	return &sender{
 		client: &http.Client{Transport: tr,
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
-		signer: signer, issuer: issuer, timeout: timeout, now: time.Now,
+		signer: signer, issuer: issuer, timeout: timeout,
 	}
 }
 
@@ -111,7 +110,7 @@ func (s *sender) send(ctx context.Context, c Claim) result {
 		return result{problem: "the subscription's URL cannot be requested"}
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("User-Agent", UserAgent)
+	req.Header.Set("User-Agent", userAgent)
 	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set(HeaderID, c.DeliveryID)
 	req.Header.Set(HeaderEvent, c.EventType)
@@ -137,9 +136,9 @@ func (s *sender) send(ctx context.Context, c Claim) result {
 
 // token signs the delivery's JWT.
 func (s *sender) token(c Claim) (string, error) {
-	now := s.now()
-	payload, err := json.Marshal(Claims{Issuer: s.issuer, Audience: strconv.FormatInt(c.ClientID, 10), IssuedAt: now.Unix(),
-		Expiry: now.Add(TokenTTL).Unix(), ID: c.DeliveryID, Event: c.EventType, EventID: c.EventID, BodySHA256: BodyHash(c.Body)})
+	now := time.Now()
+	payload, err := json.Marshal(tokenClaims{Issuer: s.issuer, Audience: strconv.FormatInt(c.ClientID, 10), IssuedAt: now.Unix(),
+		Expiry: now.Add(tokenTTL).Unix(), ID: c.DeliveryID, Event: c.EventType, EventID: c.EventID, BodySHA256: bodyHash(c.Body)})
 	if err != nil {
 		return "", fmt.Errorf("encoding webhook claims: %w", err)
 	}

@@ -201,8 +201,11 @@ func checkEvents(events []string, fields map[string]string) {
 }
 
 func checkDescription(d string, fields map[string]string) {
-	if len(d) > MaxDescriptionLength {
+	switch {
+	case len(d) > MaxDescriptionLength:
 		fields["description"] = fmt.Sprintf("must be at most %d bytes", MaxDescriptionLength)
+	case strings.ContainsRune(d, 0): // PostgreSQL text cannot hold NUL: it would be a 500
+		fields["description"] = "must not contain NUL characters"
 	}
 }
 

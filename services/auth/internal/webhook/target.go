@@ -32,7 +32,8 @@ const resolveTimeout = 3 * time.Second
 
 // blocked are the ranges no webhook reaches unless allowed: loopback,
 // private, shared (CGNAT), link-local, "this network", reserved and
-// broadcast, and the IPv6 prefixes that embed an IPv4 address (NAT64).
+// broadcast (240.0.0.0/4 holds 255.255.255.255), and the IPv6 prefixes that
+// embed an IPv4 address (NAT64).
 // Unspecified and multicast addresses are refused by netip's predicates.
 var blocked = func() []netip.Prefix {
 	var out []netip.Prefix
@@ -62,11 +63,7 @@ func (p *Policy) WithResolver(r Resolver) *Policy {
 // Public reports whether a is a public unicast address.
 func Public(a netip.Addr) bool {
 	a = a.Unmap()
-	if !a.IsValid() || a.IsUnspecified() || a.IsMulticast() || a.IsLoopback() || a.IsPrivate() ||
-		a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast() || a.IsInterfaceLocalMulticast() || a == netip.IPv4Unspecified() {
-		return false
-	}
-	if a.Is4() && a == netip.AddrFrom4([4]byte{255, 255, 255, 255}) {
+	if !a.IsValid() || a.IsUnspecified() || a.IsMulticast() || a.IsLoopback() || a.IsPrivate() || a.IsLinkLocalUnicast() {
 		return false
 	}
 	for _, b := range blocked {

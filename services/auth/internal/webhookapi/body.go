@@ -1,13 +1,9 @@
 package webhookapi
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
-	"io"
-	"mime"
 	"net/http"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/gin-gonic/gin"
@@ -19,26 +15,17 @@ import (
 // maxAPIBody bounds the body of a subscription request.
 const maxAPIBody = 64 << 10
 
-// readBody reads a JSON request body of at most limit bytes.
-func readBody(c *gin.Context, limit int64) ([]byte, *apierror.Error) {
-	if ct := c.GetHeader("Content-Type"); ct != "" {
-		mt, _, err := mime.ParseMediaType(ct)
-		if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
-			return nil, apierror.UnsupportedMediaType("application/json")
-		}
+// readJSON reads a JSON request body of at most limit bytes by jsonbody's
+// rules (content type, size, UTF-8, depth, no duplicate keys, one value).
+func readJSON(c *gin.Context, limit int64) (json.RawMessage, *apierror.Error) {
+	if c.Request.Body != nil {
+		c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, limit)
 	}
-	if c.Request.ContentLength > limit {
-		return nil, apierror.BodyTooLarge(limit)
+	var raw json.RawMessage
+	if e := jsonbody.Decode(c, &raw, jsonbody.Options{}); e != nil {
+		return nil, e
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, limit))
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return nil, apierror.BodyTooLarge(mbe.Limit)
-		}
-		return nil, apierror.Validation("The request body could not be read.", nil)
-	}
-	return body, nil
+	return raw, nil
 }
 
 // object is a JSON object body by member, each member read once with the
@@ -48,48 +35,27 @@ type object struct {
 	problems map[string]string
 }
 
-// readObject reads the body as a JSON object (jsonbody's rules: UTF-8,
-// depth, no duplicate keys) whose members are among allowed.
+// readObject reads the body as a JSON object (readJSON's rules) whose
+// members are among allowed.
 func readObject(c *gin.Context, allowed ...string) (*object, *apierror.Error) {
-	body, e := readBody(c, maxAPIBody)
+	body, e := readJSON(c, maxAPIBody)
 	if e != nil {
 		return nil, e
-	}
-	if len(bytes.TrimSpace(body)) == 0 {
-		return nil, apierror.Validation("A JSON body is required.", nil)
-	}
-	if err := jsonbody.Check(body); err != nil {
-		return nil, apierror.Validation(err.Error(), nil)
 	}
 	var members map[string]json.RawMessage
 	if json.Unmarshal(body, &members) != nil || members == nil {
 		return nil, apierror.Validation("The request body must be a JSON object.", nil)
 	}
-	o := &object{members: members, problems: map[string]string{}}
-	var unknown []string
+	unknown := map[string]string{}
 	for k := range members {
-		if !contains(allowed, k) {
-			unknown = append(unknown, k)
+		if !slices.Contains(allowed, k) {
+			unknown[k] = "is not a field of this request (fields: " + strings.Join(allowed, ", ") + ")"
 		}
 	}
 	if len(unknown) > 0 {
-		sort.Strings(unknown)
-		fields := map[string]string{}
-		for _, k := range unknown {
-			fields[k] = "is not a field of this request (fields: " + strings.Join(allowed, ", ") + ")"
-		}
-		return nil, apierror.Validation("The request body has an unknown field.", fields)
+		return nil, apierror.Validation("The request body has an unknown field.", unknown)
 	}
-	return o, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
+	return &object{members: members, problems: map[string]string{}}, nil
 }
 
 // has reports whether the body carries name.

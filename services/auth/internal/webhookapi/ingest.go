@@ -11,7 +11,6 @@ import (
 
 	"github.com/eventreg/eventreg/libs/apierror"
 	"github.com/eventreg/eventreg/libs/authapi"
-	"github.com/eventreg/eventreg/libs/jsonbody"
 )
 
 // MaxEventBatchBytes bounds the body of POST /internal/events (the
@@ -21,7 +20,7 @@ const MaxEventBatchBytes = 8 << 20
 // ingest takes a batch of committed events from a resource service's
 // outbox relay: all stored, or none (and a 4xx).
 func (h *Handler) ingest(c *gin.Context) {
-	body, e := readBody(c, MaxEventBatchBytes)
+	body, e := readJSON(c, MaxEventBatchBytes)
 	if e != nil {
 		apierror.Abort(c, e)
 		return
@@ -39,16 +38,10 @@ func (h *Handler) ingest(c *gin.Context) {
 	c.JSON(http.StatusOK, authapi.EventsAccepted{Accepted: n})
 }
 
-// decodeBatch decodes an EventBatch strictly: jsonbody's rules, no unknown
-// field, "events" required.
+// decodeBatch decodes an EventBatch (a body readJSON accepted) strictly:
+// no unknown field, "events" required.
 func decodeBatch(body []byte) (authapi.EventBatch, *apierror.Error) {
 	var batch authapi.EventBatch
-	if len(bytes.TrimSpace(body)) == 0 {
-		return batch, apierror.Validation("A JSON body is required.", nil)
-	}
-	if err := jsonbody.Check(body); err != nil {
-		return batch, apierror.Validation(err.Error(), nil)
-	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&batch); err != nil {

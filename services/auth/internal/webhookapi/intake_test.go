@@ -76,6 +76,8 @@ func TestEventIntake(t *testing.T) {
 		{"an id that is not a UUID", "application/json", valid(func(m map[string]any) { m["id"] = "42" }), 400},
 		{"an unknown type", "application/json", valid(func(m map[string]any) { m["type"] = "user-created" }), 400},
 		{"no resource", "application/json", valid(func(m map[string]any) { delete(m, "resource") }), 400},
+		{"a NUL in the source", "application/json", valid(func(m map[string]any) { m["source"] = "users\x00" }), 400},
+		{"a NUL in the resource", "application/json", valid(func(m map[string]any) { m["resource"] = "user:\x001" }), 400},
 		{"no data", "application/json", valid(func(m map[string]any) { delete(m, "data") }), 400},
 		{"a bad time", "application/json", valid(func(m map[string]any) { m["occurredAt"] = "yesterday" }), 400},
 		{"a bad traceparent", "application/json", valid(func(m map[string]any) { m["traceparent"] = "00-nope" }), 400},

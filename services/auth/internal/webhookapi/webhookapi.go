@@ -6,7 +6,6 @@ import (
 	"errors"
 	"log/slog"
 	"strconv"
-	"strings"
 
 	"github.com/gin-gonic/gin"
 
@@ -15,6 +14,7 @@ import (
 	"github.com/eventreg/eventreg/libs/authapi"
 	"github.com/eventreg/eventreg/libs/cursor"
 	"github.com/eventreg/eventreg/libs/httpserver"
+	"github.com/eventreg/eventreg/libs/tokenauth"
 
 	"github.com/eventreg/eventreg/services/auth/internal/accesstoken"
 	"github.com/eventreg/eventreg/services/auth/internal/scope"
@@ -72,7 +72,7 @@ const ownerKey = "webhookapi.owner"
 // tokens (signature, typ, iss, aud, exp, revocation), and keeps the app's
 // id as the owner of the request.
 func (h *Handler) authenticate(c *gin.Context) {
-	raw, ok := bearer(c.GetHeader("Authorization"))
+	raw, ok := tokenauth.Bearer(c.GetHeader("Authorization"))
 	if !ok {
 		apierror.Abort(c, apierror.MissingToken())
 		return
@@ -107,15 +107,6 @@ func (h *Handler) authenticate(c *gin.Context) {
 }
 
 func owner(c *gin.Context) int64 { return c.GetInt64(ownerKey) }
-
-func bearer(h string) (string, bool) {
-	const prefix = "bearer "
-	if len(h) <= len(prefix) || !strings.EqualFold(h[:len(prefix)], prefix) {
-		return "", false
-	}
-	tok := strings.TrimSpace(h[len(prefix):])
-	return tok, tok != ""
-}
 
 // fail answers the error the business returned.
 func (h *Handler) fail(c *gin.Context, err error) {

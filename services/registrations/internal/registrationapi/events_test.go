@@ -3,7 +3,6 @@ package registrationapi_test
 import (
 	"context"
 	"encoding/json"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -29,41 +28,23 @@ func TestEvents(t *testing.T) {
 	// expect checks the waiting events against want ("type resource"), each
 	// payload against the registration as the store reads it and each
 	// rendering against the read API's body; then it clears the outbox.
-	expect := func(t *testing.T, want ...string) []outbox.Row {
+	expect := func(t *testing.T, want ...string) {
 		t.Helper()
-		rows := outboxtest.Rows(t, e.Pool)
-		if got := outboxtest.Types(rows); !slices.Equal(got, want) {
-			t.Fatalf("events %q, want %q", got, want)
-		}
-		data, err := render(ctx, rows)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i, r := range rows {
+		outboxtest.Expect(t, e.Pool, render, func(r outbox.Row, data json.RawMessage) {
 			parts := strings.Split(r.Resource, ":")
 			uid, _ := strconv.ParseInt(parts[2], 10, 64)
 			stored, err := e.Store.Get(ctx, parts[1], uid)
 			if err != nil {
 				t.Fatal(err)
 			}
-			var payload registration.Registration
-			if err := json.Unmarshal(r.Payload, &payload); err != nil {
-				t.Fatal(err)
-			}
-			a, _ := json.Marshal(payload)
-			b, _ := json.Marshal(stored)
-			if string(a) != string(b) {
-				t.Fatalf("payload of %s:\n%s\nthe registration as read:\n%s", r.Resource, a, b)
-			}
+			outboxtest.SamePayload(t, r, stored)
 			if parts[1] == convention {
 				body := e.Get(t, "/api/v0/users/"+parts[2]+"/registration", token)
-				if string(data[i]) != string(body.Body) {
-					t.Fatalf("rendered %s:\n%s\nthe read API:\n%s", r.Resource, data[i], body.Body)
+				if string(data) != string(body.Body) {
+					t.Fatalf("rendered %s:\n%s\nthe read API:\n%s", r.Resource, data, body.Body)
 				}
 			}
-		}
-		outboxtest.Clear(t, e.Pool)
-		return rows
+		}, want...)
 	}
 	al := fixture.Registration{UserID: 1001, BadgeName: "Al", Status: "unpaid", ProductID: "7", ProductName: "Sponsor",
 		ProductDisplayName: ptr("Sponsor <3"), Options: []fixture.Option{{Name: "Days", Type: "multi", Value: json.RawMessage(`["Fri", "Sat"]`)},

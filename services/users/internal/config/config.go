@@ -34,10 +34,10 @@ type Serve struct {
 	// forwards the two sub-resources they own to them (decision 0085).
 	VolunteersPublicURL    string `env:"VOLUNTEERS_PUBLIC_URL,required"`
 	RegistrationsPublicURL string `env:"REGISTRATIONS_PUBLIC_URL,required"`
-	// AuthInternalURL is auth's internal listener, told when a role is taken
+	// AUTH_INTERNAL_URL: auth's internal listener, told when a role is taken
 	// from a user so that apps lose what the role allowed at once, and where
 	// the outbox relay hands the user events (empty: they wait in the outbox).
-	AuthInternalURL string `env:"AUTH_INTERNAL_URL"`
+	service.AuthEvents
 }
 
 // Validate checks the rules the types cannot express.
@@ -46,7 +46,7 @@ func (s *Serve) Validate() error {
 	if u, err := url.Parse(s.VolunteersInternalURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		errs = append(errs, errors.New("VOLUNTEERS_INTERNAL_URL must be a URL such as http://volunteers:9090"))
 	}
-	if err := checkAuthURL(s.AuthInternalURL); err != nil {
+	if err := s.AuthEvents.Validate(); err != nil {
 		errs = append(errs, err)
 	}
 	for name, raw := range map[string]string{"VOLUNTEERS_PUBLIC_URL": s.VolunteersPublicURL, "REGISTRATIONS_PUBLIC_URL": s.RegistrationsPublicURL} {
@@ -70,22 +70,13 @@ func isOrigin(raw string) bool {
 // grants need it), as the other services' admin commands, plus auth.
 type Admin struct {
 	service.AdminConfig
-	// AuthInternalURL, when set, is told about roles taken from users (as serve does).
-	AuthInternalURL string `env:"AUTH_INTERNAL_URL"`
+	// AUTH_INTERNAL_URL, when set, is told about roles taken from users (as
+	// serve does), and the admin commands' events wait for serve's relay.
+	service.AuthEvents
 }
 
 // Validate checks the rules the types cannot express.
-func (a *Admin) Validate() error { return checkAuthURL(a.AuthInternalURL) }
-
-func checkAuthURL(raw string) error {
-	if raw == "" {
-		return nil
-	}
-	if u, err := url.Parse(raw); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return errors.New("AUTH_INTERNAL_URL must be a URL such as http://auth:9090")
-	}
-	return nil
-}
+func (a *Admin) Validate() error { return a.AuthEvents.Validate() }
 
 // Load reads T from the environment.
 func Load[T any]() (T, error) { return config.Load[T]() }

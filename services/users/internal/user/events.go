@@ -7,8 +7,8 @@ import (
 	"github.com/eventreg/eventreg/libs/outbox"
 )
 
-// Resource names a user in its events.
-func Resource(id int64) string { return "user:" + strconv.FormatInt(id, 10) }
+// resource names a user in its events.
+func resource(id int64) string { return "user:" + strconv.FormatInt(id, 10) }
 
 // UpdatedEvent is the event of a user whose service view (GET
 // /api/v0/users/{id}) or role membership changed, u the user as read once
@@ -18,5 +18,5 @@ func Resource(id int64) string { return "user:" + strconv.FormatInt(id, 10) }
 // show (password, date of birth, newsletter, identity verification,
 // picture) writes none.
 func UpdatedEvent(u User) outbox.Event {
-	return outbox.Event{Type: authapi.EventUserUpdated, Resource: Resource(u.ID), Payload: u}
+	return outbox.Event{Type: authapi.EventUserUpdated, Resource: resource(u.ID), Payload: u}
 }

@@ -3,7 +3,6 @@ package userapi_test
 import (
 	"context"
 	"encoding/json"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -14,7 +13,6 @@ import (
 	"github.com/eventreg/eventreg/libs/outbox/outboxtest"
 	"github.com/eventreg/eventreg/services/users/internal/dataload"
 	"github.com/eventreg/eventreg/services/users/internal/dataload/loaddb"
-	"github.com/eventreg/eventreg/services/users/internal/user"
 	"github.com/eventreg/eventreg/services/users/internal/user/userdb"
 	"github.com/eventreg/eventreg/services/users/internal/userapi"
 	"github.com/eventreg/eventreg/services/users/internal/usertest"
@@ -29,38 +27,20 @@ func TestEvents(t *testing.T) {
 	// expectEvents checks the waiting events against want ("type resource"),
 	// each payload against the user as the store reads it and each rendering
 	// against GET /api/v0/users/{id}; then it clears the outbox.
-	expectEvents := func(t *testing.T, want ...string) []outbox.Row {
+	expectEvents := func(t *testing.T, want ...string) {
 		t.Helper()
-		rows := outboxtest.Rows(t, e.pool)
-		if got := outboxtest.Types(rows); !slices.Equal(got, want) {
-			t.Fatalf("events %q, want %q", got, want)
-		}
-		data, err := userapi.RenderEvents(ctx, rows)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i, r := range rows {
+		outboxtest.Expect(t, e.pool, userapi.RenderEvents, func(r outbox.Row, data json.RawMessage) {
 			id, _ := strconv.ParseInt(strings.TrimPrefix(r.Resource, "user:"), 10, 64)
 			stored, err := userdb.New(e.pool).Get(ctx, id)
 			if err != nil {
 				t.Fatal(err)
 			}
-			var payload user.User
-			if err := json.Unmarshal(r.Payload, &payload); err != nil {
-				t.Fatal(err)
-			}
-			a, _ := json.Marshal(payload)
-			b, _ := json.Marshal(stored)
-			if string(a) != string(b) {
-				t.Fatalf("payload of %s:\n%s\nthe user as read:\n%s", r.Resource, a, b)
-			}
+			outboxtest.SamePayload(t, r, stored)
 			body := e.call(t, "GET", "/api/v0/users/"+strconv.FormatInt(id, 10), read, "")
-			if string(data[i]) != string(body.body) {
-				t.Fatalf("rendered %s:\n%s\nthe read API:\n%s", r.Resource, data[i], body.body)
+			if string(data) != string(body.body) {
+				t.Fatalf("rendered %s:\n%s\nthe read API:\n%s", r.Resource, data, body.body)
 			}
-		}
-		outboxtest.Clear(t, e.pool)
-		return rows
+		}, want...)
 	}
 	load := func(t *testing.T, doc *fixture.Document) (dataload.Stats, error) {
 		t.Helper()

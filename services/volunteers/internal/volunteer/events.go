@@ -8,11 +8,11 @@ import (
 	"github.com/eventreg/eventreg/libs/outbox"
 )
 
-// StateAssignment is the state that puts a volunteer on a department.
-const StateAssignment = "assignment"
+// stateAssignment is the state that puts a volunteer on a department.
+const stateAssignment = "assignment"
 
-// Resource names a volunteer record in its events.
-func Resource(conventionID string, userID int64) string {
+// resource names a volunteer record in its events.
+func resource(conventionID string, userID int64) string {
 	return "volunteer:" + conventionID + ":" + strconv.FormatInt(userID, 10)
 }
 
@@ -28,14 +28,14 @@ func Resource(conventionID string, userID int64) string {
 // An import calls it only for records it changed.
 func ChangeEvents(inserted bool, before []Choice, after Volunteer) []outbox.Event {
 	event := func(typ string) outbox.Event {
-		return outbox.Event{Type: typ, Resource: Resource(after.ConventionID, after.UserID), Payload: after}
+		return outbox.Event{Type: typ, Resource: resource(after.ConventionID, after.UserID), Payload: after}
 	}
 	if inserted {
 		return []outbox.Event{event(authapi.EventVolunteerSubmitted)}
 	}
 	was, is := assigned(before), map[int64]bool{}
 	for _, d := range after.Departments {
-		if slices.Contains(d.States, StateAssignment) {
+		if slices.Contains(d.States, stateAssignment) {
 			is[d.DepartmentID] = true
 		}
 	}
@@ -62,14 +62,14 @@ func ChangeEvents(inserted bool, before []Choice, after Volunteer) []outbox.Even
 // DeletedEvent is the event of a deleted volunteer record, last its last
 // state as read.
 func DeletedEvent(last Volunteer) outbox.Event {
-	return outbox.Event{Type: authapi.EventVolunteerDeleted, Resource: Resource(last.ConventionID, last.UserID), Payload: last}
+	return outbox.Event{Type: authapi.EventVolunteerDeleted, Resource: resource(last.ConventionID, last.UserID), Payload: last}
 }
 
 // assigned is the set of departments whose choice holds the assignment state.
 func assigned(choices []Choice) map[int64]bool {
 	out := map[int64]bool{}
 	for _, c := range choices {
-		if slices.Contains(c.States, StateAssignment) {
+		if slices.Contains(c.States, stateAssignment) {
 			out[c.DepartmentID] = true
 		}
 	}

@@ -39,41 +39,23 @@ func TestEvents(t *testing.T) {
 	// expect checks the waiting events against want ("type resource"), each
 	// payload against the record as the store reads it and each rendering
 	// against the read API's body; then it clears the outbox.
-	expect := func(t *testing.T, want ...string) []outbox.Row {
+	expect := func(t *testing.T, want ...string) {
 		t.Helper()
-		rows := outboxtest.Rows(t, e.Pool)
-		if got := outboxtest.Types(rows); !slices.Equal(got, want) {
-			t.Fatalf("events %q, want %q", got, want)
-		}
-		data, err := render(ctx, rows)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i, r := range rows {
+		outboxtest.Expect(t, e.Pool, render, func(r outbox.Row, data json.RawMessage) {
 			uid := userOf(t, r.Resource)
 			stored, err := e.Store.Get(ctx, convention, uid)
 			if err != nil {
 				t.Fatal(err)
 			}
-			var payload volunteer.Volunteer
-			if err := json.Unmarshal(r.Payload, &payload); err != nil {
-				t.Fatal(err)
-			}
-			a, _ := json.Marshal(payload)
-			b, _ := json.Marshal(stored)
-			if string(a) != string(b) {
-				t.Fatalf("payload of %s:\n%s\nthe record as read:\n%s", r.Resource, a, b)
-			}
+			outboxtest.SamePayload(t, r, stored)
 			body := e.Get(t, "/api/v0/users/"+strconv.FormatInt(uid, 10)+"/volunteer", token)
-			if string(data[i]) != string(body.Body) {
-				t.Fatalf("rendered %s:\n%s\nthe read API:\n%s", r.Resource, data[i], body.Body)
+			if string(data) != string(body.Body) {
+				t.Fatalf("rendered %s:\n%s\nthe read API:\n%s", r.Resource, data, body.Body)
 			}
 			if r.EventID == "" || r.CreatedAt.IsZero() {
 				t.Fatalf("row %+v", r)
 			}
-		}
-		outboxtest.Clear(t, e.Pool)
-		return rows
+		}, want...)
 	}
 
 	t.Run("an import writes submitted for new records", func(t *testing.T) {
@@ -153,15 +135,7 @@ func TestEvents(t *testing.T) {
 		if got := outboxtest.Types(rows); !slices.Equal(got, []string{"volunteer-deleted volunteer:2026:1003"}) {
 			t.Fatalf("events %q", got)
 		}
-		var payload volunteer.Volunteer
-		if err := json.Unmarshal(rows[0].Payload, &payload); err != nil {
-			t.Fatal(err)
-		}
-		a, _ := json.Marshal(payload)
-		b, _ := json.Marshal(last)
-		if string(a) != string(b) {
-			t.Fatalf("payload %s, last state %s", a, b)
-		}
+		outboxtest.SamePayload(t, rows[0], last)
 		data, err := render(ctx, rows)
 		if err != nil || string(data[0]) != string(before.Body) {
 			t.Fatalf("%v: rendered %s, the read API said %s", err, data[0], before.Body)

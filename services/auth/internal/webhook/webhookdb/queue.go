@@ -106,17 +106,18 @@ func (s *Store) Failed(ctx context.Context, c webhook.Claim, f webhook.Failure) 
 		if f.Status != 0 {
 			status = &f.Status
 		}
+		// The deadline is read from the row being updated (locked), not
+		// from a snapshot taken before: a replay committed meanwhile moves
+		// retry_from, and the failure must see it.
 		err := tx.QueryRow(ctx, `
-			WITH w AS (SELECT now() >= retry_from + $5::bigint * interval '1 microsecond' AS over,
-				retry_from + $5::bigint * interval '1 microsecond' AS deadline
-				FROM webhook_deliveries WHERE id = $1)
 			UPDATE webhook_deliveries d SET attempts = attempts + 1, last_status = $3, last_error = $4,
 				leased_until = NULL, lease_id = NULL,
-				state = CASE WHEN w.over THEN 'dead' ELSE 'pending' END,
-				next_attempt_at = CASE WHEN w.over THEN NULL
-					ELSE least(now() + $6::bigint * interval '1 microsecond', w.deadline) END,
-				finished_at = CASE WHEN w.over THEN now() END
-			FROM w WHERE d.id = $1 AND d.lease_id = $2 RETURNING d.state`,
+				state = CASE WHEN now() >= d.retry_from + w.retry_for THEN 'dead' ELSE 'pending' END,
+				next_attempt_at = CASE WHEN now() >= d.retry_from + w.retry_for THEN NULL
+					ELSE least(now() + $6::bigint * interval '1 microsecond', d.retry_from + w.retry_for) END,
+				finished_at = CASE WHEN now() >= d.retry_from + w.retry_for THEN now() END
+			FROM (SELECT $5::bigint * interval '1 microsecond' AS retry_for) w
+			WHERE d.id = $1 AND d.lease_id = $2 RETURNING d.state`,
 			c.DeliveryID, c.LeaseID, status, f.Problem, f.RetryFor.Microseconds(), f.Delay.Microseconds()).Scan(&state)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return webhook.ErrLeaseLost

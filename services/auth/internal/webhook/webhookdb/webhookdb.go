@@ -135,7 +135,7 @@ func (s *Store) UpdateSubscription(ctx context.Context, id string, ch webhook.Ch
 				disabled_reason = CASE WHEN $5 = 'active' THEN NULL
 				                       WHEN $5 = 'disabled' AND state = 'active' THEN $6
 				                       ELSE disabled_reason END,
-				failing_since = CASE WHEN $5 = 'active' THEN NULL ELSE failing_since END,
+				failing_since = CASE WHEN $5 = 'active' AND state = 'disabled' THEN NULL ELSE failing_since END,
 				updated_at = now()
 			WHERE id = $1 RETURNING `+subscriptionColumns,
 			id, ch.URL, ch.Events, ch.Description, state, ch.Reason))

@@ -6,7 +6,6 @@ package loaddb
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -138,9 +137,6 @@ func importRoles(ctx context.Context, tx pgx.Tx, roles []role.Role, st *dataload
 const viewColumns = `username, email, email_verified, first_name, last_name, preferred_name, phone,
 	address_line1, address_line2, address_city, address_state, address_zipcode, address_country`
 
-// oldViewColumns are viewColumns of the stored row u.
-var oldViewColumns = "u." + strings.Join(strings.Fields(viewColumns), " u.")
-
 // importUsers upserts the users and returns the ids of those it inserted or
 // whose service view it changed.
 func importUsers(ctx context.Context, tx pgx.Tx, users []dataload.UserRow, st *dataload.Stats, problems *fixture.Problems) ([]int64, error) {
@@ -193,7 +189,7 @@ func importUsers(ctx context.Context, tx pgx.Tx, users []dataload.UserRow, st *d
 	}
 	var changed []int64
 	err := tx.QueryRow(ctx, `WITH old AS (
-			SELECT u.id, (`+oldViewColumns+`) AS view FROM users u JOIN import_users i USING (id)
+			SELECT id, (`+viewColumns+`) AS view FROM users WHERE id IN (SELECT id FROM import_users)
 		), up AS (
 			INSERT INTO users (`+cols+`) SELECT `+cols+` FROM import_users
 			ON CONFLICT (id) DO UPDATE SET `+set+`, updated_at = now()

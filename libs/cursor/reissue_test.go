@@ -1,4 +1,4 @@
-package suite
+package cursor_test
 
 import (
 	"errors"
@@ -8,36 +8,25 @@ import (
 	"github.com/eventreg/eventreg/libs/cursor"
 )
 
-var testCursorKey = []byte("0123456789abcdef0123456789abcdef")
-
-type testFilter struct {
-	RoleID int64 `json:"roleId"`
-}
-
 func TestReissueKeepsQueryAndFilter(t *testing.T) {
-	c, _ := cursor.NewCodec(testCursorKey)
-	r, err := newCursorReissuer(testCursorKey)
+	c, _ := cursor.NewCodec(key)
+	issued := c.Encode("users.search", filter{RoleID: 3}, 100)
+	deep, err := c.Reissue(issued, 900_000)
 	if err != nil {
 		t.Fatal(err)
 	}
-	issued := c.Encode("users.search", testFilter{RoleID: 3}, 100)
-	deep, err := r.Reissue(issued, 900_000)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := c.Decode(deep, "users.search", testFilter{RoleID: 3})
+	got, err := c.Decode(deep, "users.search", filter{RoleID: 3})
 	if err != nil || got != 900_000 {
 		t.Fatalf("got %d, %v; want 900000", got, err)
 	}
-	if _, err := c.Decode(deep, "users.search", testFilter{RoleID: 4}); !errors.Is(err, cursor.ErrInvalid) {
+	if _, err := c.Decode(deep, "users.search", filter{RoleID: 4}); !errors.Is(err, cursor.ErrInvalid) {
 		t.Fatalf("a reissued cursor must stay bound to its filter: %v", err)
 	}
 }
 
 func TestReissueRefusesForeignCursors(t *testing.T) {
-	c, _ := cursor.NewCodec(testCursorKey)
+	c, _ := cursor.NewCodec(key)
 	other, _ := cursor.NewCodec([]byte(strings.Repeat("k", 32)))
-	r, _ := newCursorReissuer(testCursorKey)
 	cases := map[string]struct {
 		cursor string
 		after  int64
@@ -48,8 +37,8 @@ func TestReissueRefusesForeignCursors(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if _, err := r.Reissue(tc.cursor, tc.after); !errors.Is(err, errForeignCursor) {
-				t.Fatalf("want errForeignCursor, got %v", err)
+			if _, err := c.Reissue(tc.cursor, tc.after); !errors.Is(err, cursor.ErrInvalid) {
+				t.Fatalf("want ErrInvalid, got %v", err)
 			}
 		})
 	}
