@@ -88,6 +88,28 @@ func redisFault(t *testing.T, s *stack.Stack, tracker string, app *oauth2.Config
 	}
 	defer start() // a working system for the next subtests, also after a failure
 
+	// Readiness does not depend on Redis: an outage is answered per request
+	// (below), never by taking every replica out of its Service. Every
+	// service's /readyz is polled, as a probe would, for the whole outage.
+	var probes []*readinessPolls
+	for _, name := range stack.ServiceNames {
+		probes = append(probes, startReadinessPolls(s.Services[name].InternalURL, 100*time.Millisecond))
+	}
+	stopProbes := func() {
+		for i, p := range probes {
+			p.stop()
+			polls, unready := p.polls.Load(), p.failures()
+			if polls == 0 || len(unready) > 0 {
+				t.Errorf("%s's /readyz while redis was down: %d polls, %d not 200, e.g. %v", stack.ServiceNames[i], polls, len(unready), unready)
+			}
+		}
+	}
+	defer func() {
+		if probes != nil {
+			stopProbes()
+		}
+	}()
+
 	r, err := tokenRequest(s, authBadgeID, authBadgeSecret, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {refresh}})
 	if err != nil || r.status != 503 || r.took > bounded || !strings.Contains(r.body, `"error":"temporarily_unavailable"`) {
 		t.Fatalf("refresh while redis is down: %v %d in %v: %s", err, r.status, r.took, r.body)
@@ -121,6 +143,19 @@ func redisFault(t *testing.T, s *stack.Stack, tracker string, app *oauth2.Config
 			t.Fatalf("read %s while redis is down: %d in %v: %s", path, r.status, r.took, r.body)
 		}
 	}
+	// A probe that lands now, once the requests above have found Redis gone.
+	for _, name := range stack.ServiceNames {
+		if bad := readyzOnce(s.Services[name].InternalURL); bad != "" {
+			t.Errorf("%s's /readyz while redis is down: %s", name, bad)
+		}
+	}
+	stopProbes()
+	var polls int64
+	for _, p := range probes {
+		polls += p.polls.Load()
+	}
+	t.Logf("readiness with redis down: %d polls of the four services' /readyz, all 200 unless reported above", polls)
+	probes = nil
 
 	start()
 	back := time.Now()

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -23,7 +24,11 @@ const revocationBound = 3 * time.Second
 // TestSecurityHolesStayClosed plays, through the gateway against the real
 // services, the holes an outside review reproduced against `make run`.
 func TestSecurityHolesStayClosed(t *testing.T) {
-	s := stack.Start(t, stack.Options{})
+	// The login limits the forged-header subtests count against, stated here
+	// rather than taken from the defaults; the failure delay is not under
+	// test and only slows them.
+	s := stack.Start(t, stack.Options{Env: map[string]string{"LOGIN_FAILURES_PER_ACCOUNT": strconv.Itoa(loginPerAccount),
+		"LOGIN_FAILURES_PER_ADDRESS": strconv.Itoa(loginPerAddress), "LOGIN_FAILURE_DELAY": "100ms"}})
 	gw := s.GatewayURL
 	ctx := context.Background()
 	staff := authApp(gw, authStaffID, authStaffSecret, "pii:basic", "registration:read")
@@ -154,27 +159,22 @@ func TestSecurityHolesStayClosed(t *testing.T) {
 		}
 	})
 
-	t.Run("a forged X-Forwarded-For through the gateway does not escape login throttling", func(t *testing.T) {
-		b := newAuthHTTPBrowser(t, gw)
-		_, _, page := b.do(http.MethodGet, gw+"/oauth/login", nil)
-		csrf := authField(t, authCSRFRe, page)
-		last := 0
-		for i := 0; i < 7; i++ {
-			form := url.Values{"csrf_token": {csrf}, "next": {"/oauth/apps"}, "username": {"dave"}, "password": {"not dave's password"}}
-			req, _ := http.NewRequest(http.MethodPost, gw+"/oauth/login", strings.NewReader(form.Encode()))
-			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-			req.Header.Set("X-Forwarded-For", "198.51.100."+strconv.Itoa(i+1))
-			req.Header.Set("X-Real-IP", "198.51.100."+strconv.Itoa(i+1))
-			resp, err := b.hc.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			resp.Body.Close()
-			last = resp.StatusCode
-		}
-		if last != http.StatusTooManyRequests {
-			t.Fatalf("seven wrong passwords from one address under forged headers: last answer %d, want 429", last)
-		}
+	// Forged client addresses. Each client below comes from its own loopback
+	// address, so what it is throttled by is its own: the other subtests sign
+	// in from 127.0.0.1. It tries wrong passwords for the five demo accounts
+	// in turn, each at most loginPerAccount times, so only the per-address
+	// limit can refuse it, and it forges a new X-Forwarded-For and X-Real-IP
+	// on every attempt: believed, they would spread the attempts over as many
+	// addresses and none would be refused.
+	t.Run("a forged X-Forwarded-For through the gateway does not escape the per-address login limit", func(t *testing.T) {
+		// Through the gateway, which replaces both headers with the peer it sees.
+		forgedLoginsAreThrottledByTheRealAddress(t, gw, "127.0.0.2", "127.0.0.4")
+	})
+	t.Run("a forged X-Forwarded-For straight to auth from an untrusted peer does not escape the per-address login limit", func(t *testing.T) {
+		// Past the gateway, straight to auth's public listener: the peer is
+		// not in TRUSTED_PROXIES (loopback 127.0.0.1 only), so auth ignores
+		// the headers and counts the peer.
+		forgedLoginsAreThrottledByTheRealAddress(t, s.Services["auth"].PublicURL, "127.0.0.3", "127.0.0.5")
 	})
 
 	t.Run("the internal API is not reachable through the gateway", func(t *testing.T) {
@@ -193,4 +193,66 @@ func TestSecurityHolesStayClosed(t *testing.T) {
 			}
 		}
 	})
+}
+
+// The login limits of TestSecurityHolesStayClosed's stack.
+const (
+	loginPerAccount = 5  // LOGIN_FAILURES_PER_ACCOUNT: per account and address
+	loginPerAddress = 10 // LOGIN_FAILURES_PER_ADDRESS: per address, all accounts
+)
+
+// demoAccounts are the demo fixture's users: wrong passwords rotate over them.
+var demoAccounts = []string{"alice", "bob", "carol", "dave", "erin"}
+
+// forgedLoginsAreThrottledByTheRealAddress signs in with wrong passwords at
+// base (the gateway, or auth itself) from the loopback address from, forging
+// a different X-Forwarded-For and X-Real-IP each time, over the demo accounts
+// in turn (none reaches loginPerAccount). The first loginPerAddress attempts
+// must be refused as wrong (400), the next one throttled (429): counted by
+// from, whatever the headers said. A wrong password from other, with no
+// forged header, is still answered 400: the limit is from's, not everyone's.
+func forgedLoginsAreThrottledByTheRealAddress(t *testing.T, base, from, other string) {
+	t.Helper()
+	if loginPerAddress+1 > len(demoAccounts)*(loginPerAccount-1) {
+		t.Fatal("too few accounts to reach the per-address limit without any account's")
+	}
+	b := browserFrom(t, from)
+	_, _, page := b.do(http.MethodGet, base+"/oauth/login", nil)
+	csrf := authField(t, authCSRFRe, page)
+	for i := 0; i <= loginPerAddress; i++ {
+		form := url.Values{"csrf_token": {csrf}, "next": {"/oauth/apps"}, "username": {demoAccounts[i%len(demoAccounts)]}, "password": {"not the password"}}
+		req, _ := http.NewRequest(http.MethodPost, base+"/oauth/login", strings.NewReader(form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		forged := "198.51.100." + strconv.Itoa(i+1)
+		req.Header.Set("X-Forwarded-For", forged)
+		req.Header.Set("X-Real-IP", forged)
+		resp, err := b.hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		want := http.StatusBadRequest
+		if i == loginPerAddress {
+			want = http.StatusTooManyRequests
+		}
+		if resp.StatusCode != want {
+			t.Fatalf("wrong password %d of %d from %s (forged as %s) at %s: %d, want %d (the per-address limit is %d, no account reached its %d)",
+				i+1, loginPerAddress+1, from, forged, base, resp.StatusCode, want, loginPerAddress, loginPerAccount)
+		}
+	}
+	ob := browserFrom(t, other)
+	_, _, page = ob.do(http.MethodGet, base+"/oauth/login", nil)
+	if st, _, _ := ob.do(http.MethodPost, base+"/oauth/login", url.Values{"csrf_token": {authField(t, authCSRFRe, page)}, "next": {"/oauth/apps"},
+		"username": {"erin"}, "password": {"not the password"}}); st != http.StatusBadRequest {
+		t.Fatalf("a wrong password from %s after %s was throttled: %d, want 400", other, from, st)
+	}
+}
+
+// browserFrom is a browser whose connections leave from the loopback
+// address ip (any of 127.0.0.0/8 reaches the listeners on 127.0.0.1).
+func browserFrom(t *testing.T, ip string) *authHTTPBrowser {
+	b := newAuthHTTPBrowser(t, "")
+	dialer := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}, Timeout: 5 * time.Second}
+	b.hc.Transport = &http.Transport{DialContext: dialer.DialContext}
+	return b
 }

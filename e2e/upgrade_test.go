@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptrace"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -43,7 +44,7 @@ func TestUpgradeWithoutOutage(t *testing.T) {
 	// restarts (docs/reliability.md).
 	s := stack.Start(t, stack.Options{Env: map[string]string{"RATE_LIMIT_PER_SECOND": "5000", "SHUTDOWN_DELAY": "2s"}})
 	ctx := context.Background()
-	token := serviceToken(t, s, trackerID, trackerSecret, "volunteer:read")
+	token := serviceToken(t, s, trackerID, trackerSecret, "volunteer:read", "user:read", "user:roles:update")
 	oldRelease := s.Services["volunteers"]
 	started := time.Now()
 
@@ -59,8 +60,24 @@ func TestUpgradeWithoutOutage(t *testing.T) {
 		before[i] = mustSend(t, s, r.method, r.path, token, contentTypeOf(r.body), r.body).body
 	}
 
+	// Writes beside the reads, through the same gateway and its reloads:
+	// client-credentials token grants (auth) and role grants and removals
+	// (users), toggling the staff role of a few users. Every one must be
+	// acknowledged; the ledger of acknowledged role changes is checked
+	// against the users database at the end.
+	writes := newUpgradeWrites(t, s, token, "2", []int64{1001, 1002, 1004, 1005})
+
 	// Steady load: a few workers, bounded in time whatever happens below.
-	load := startUpgradeLoad(s, token, reads, 4, 45*time.Second)
+	var workers []func(i int) upgradeRequest
+	for range 4 {
+		workers = append(workers, func(i int) upgradeRequest {
+			r := reads[i%len(reads)]
+			return upgradeRequest{method: r.method, path: r.path, want: http.StatusOK,
+				build: func() *http.Request { return gatewayRequest(s, r.method, r.path, token, r.body) }}
+		})
+	}
+	workers = append(workers, writes.next)
+	load := startUpgradeLoad(s.HTTPClient(), workers, 45*time.Second)
 	defer load.stop()
 	readiness := startReadinessPolls(oldRelease.InternalURL, 25*time.Millisecond)
 	defer readiness.stop()
@@ -142,8 +159,12 @@ func TestUpgradeWithoutOutage(t *testing.T) {
 
 	sent, failures := load.sent.Load(), load.failures()
 	polls, unready := readiness.polls.Load(), readiness.failures()
-	t.Logf("upgrade of volunteers under load: %d requests, %d failures (%d resent once: kept-alive connection closed by a gateway reload), %d readiness polls of N (%d unready), %.1f s",
-		sent, len(failures), load.resent.Load(), polls, len(unready), elapsed.Seconds())
+	t.Logf("upgrade of volunteers under load: %d requests (%d writes: %d token grants, %d role changes), %d failures (%d resent once: kept-alive connection closed by a gateway reload), %d readiness polls of N (%d unready), %.1f s",
+		sent, writes.grants.Load()+writes.roleChanges.Load(), writes.grants.Load(), writes.roleChanges.Load(), len(failures), load.resent.Load(), polls, len(unready), elapsed.Seconds())
+	if writes.grants.Load() == 0 || writes.roleChanges.Load() == 0 {
+		t.Errorf("the load made %d token grants and %d role changes: the writes were not exercised", writes.grants.Load(), writes.roleChanges.Load())
+	}
+	checkMemberships(t, s, writes.role, writes.held)
 	if len(failures) > 0 {
 		t.Errorf("%d of %d requests failed, e.g. %s", len(failures), sent, failures[0])
 	}
@@ -155,12 +176,13 @@ func TestUpgradeWithoutOutage(t *testing.T) {
 	}
 
 	// The gateway really moved: N answered some requests and N+1 others.
-	byUpstream := upstreamCounts(t, s, "/api/v0/volunteers/", sent)
+	// (Every request was answered as wanted, so the reads are the rest.)
+	byUpstream := upstreamCounts(t, s, "/api/v0/volunteers/", sent-writes.grants.Load()-writes.roleChanges.Load())
 	oldAddr := strings.TrimPrefix(oldRelease.PublicURL, "http://")
 	if byUpstream[oldAddr] == 0 || byUpstream[newAddr] == 0 {
 		t.Errorf("requests by upstream in the gateway's log: %v; want some answered by N (%s) and some by N+1 (%s)", byUpstream, oldAddr, newAddr)
 	}
-	// Same data after as before (the API takes no writes to check).
+	// Same volunteers data after as before (its API takes no writes).
 	for i, r := range reads {
 		if after := mustSend(t, s, r.method, r.path, token, contentTypeOf(r.body), r.body).body; after != before[i] {
 			t.Errorf("%s %s after the upgrade differs:\nbefore %.300s\nafter  %.300s", r.method, r.path, before[i], after)
@@ -193,10 +215,81 @@ func recordVersion(t *testing.T, conn *pgx.Conn, version int64, dirty bool) {
 	}
 }
 
-// upgradeLoad is a few workers repeating reads through the gateway until
-// stopped or their time is up; every answer that is not a 200, and every
-// transport error but the one read resends, is a failure.
+// upgradeRequest is one request of the upgrade load: build makes it afresh
+// (a resend is a new request), want is the only acceptable answer, and ok,
+// when set, is called once it came.
+type upgradeRequest struct {
+	method, path string
+	build        func() *http.Request
+	want         int
+	ok           func()
+}
+
+// gatewayRequest is a request through the gateway with a bearer token (and
+// a JSON body when body is not empty).
+func gatewayRequest(s *stack.Stack, method, path, token, body string) *http.Request {
+	req, _ := http.NewRequest(method, s.GatewayURL+path, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+token)
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	return req
+}
+
+// upgradeWrites makes the writes of the upgrade load, one at a time:
+// client-credentials token grants alternating with role changes that toggle
+// role for users in turn, keeping the ledger of acknowledged changes.
+type upgradeWrites struct {
+	s                   *stack.Stack
+	token, role         string
+	ids                 []int64
+	held                map[int64]bool // the ledger: written only by next's ok, read after the load stops
+	grants, roleChanges atomic.Int64
+}
+
+func newUpgradeWrites(t *testing.T, s *stack.Stack, token, role string, ids []int64) *upgradeWrites {
+	t.Helper()
+	w := &upgradeWrites{s: s, token: token, role: role, ids: ids, held: map[int64]bool{}}
+	for _, id := range ids {
+		r := mustSend(t, s, "GET", fmt.Sprintf("/api/v0/users/%d/roles", id), token, "", "")
+		if r.status != http.StatusOK {
+			t.Fatalf("roles of %d: %d %s", id, r.status, r.body)
+		}
+		w.held[id] = strings.Contains(r.body, `"id":"`+role+`"`)
+	}
+	return w
+}
+
+// next is the write worker's i-th request.
+func (w *upgradeWrites) next(i int) upgradeRequest {
+	if i%2 == 0 {
+		// A token grant: a POST that changes nothing, so it may be resent.
+		return upgradeRequest{method: "POST", path: "/api/oauth/token", want: http.StatusOK, ok: func() { w.grants.Add(1) },
+			build: func() *http.Request {
+				req, _ := http.NewRequest(http.MethodPost, w.s.GatewayURL+"/api/oauth/token",
+					strings.NewReader(url.Values{"grant_type": {"client_credentials"}, "scope": {"volunteer:read"}}.Encode()))
+				req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+				req.SetBasicAuth(trackerID, trackerSecret)
+				return req
+			}}
+	}
+	// A role change: PUT grants, DELETE removes; both are idempotent.
+	id := w.ids[(i/2)%len(w.ids)]
+	path := fmt.Sprintf("/api/v0/users/%d/roles/%s", id, w.role)
+	method, body := http.MethodPut, `{"scope": "global"}`
+	if w.held[id] {
+		method, body = http.MethodDelete, ""
+	}
+	return upgradeRequest{method: method, path: path, want: http.StatusNoContent,
+		ok:    func() { w.held[id] = !w.held[id]; w.roleChanges.Add(1) },
+		build: func() *http.Request { return gatewayRequest(w.s, method, path, w.token, body) }}
+}
+
+// upgradeLoad is a few workers repeating requests through the gateway until
+// stopped or their time is up; every answer but the one wanted, and every
+// transport error but the one request resends, is a failure.
 type upgradeLoad struct {
+	hc       *http.Client
 	sent     atomic.Int64
 	resent   atomic.Int64
 	mu       sync.Mutex
@@ -206,10 +299,11 @@ type upgradeLoad struct {
 	wg       sync.WaitGroup
 }
 
-func startUpgradeLoad(s *stack.Stack, token string, reads []struct{ method, path, body string }, workers int, limit time.Duration) *upgradeLoad {
-	l := &upgradeLoad{done: make(chan struct{})}
+// startUpgradeLoad runs one goroutine per worker; worker(i) is its i-th request.
+func startUpgradeLoad(hc *http.Client, workers []func(i int) upgradeRequest, limit time.Duration) *upgradeLoad {
+	l := &upgradeLoad{hc: hc, done: make(chan struct{})}
 	deadline := time.Now().Add(limit)
-	for w := range workers {
+	for w, worker := range workers {
 		l.wg.Add(1)
 		go func() {
 			defer l.wg.Done()
@@ -219,13 +313,17 @@ func startUpgradeLoad(s *stack.Stack, token string, reads []struct{ method, path
 					return
 				default:
 				}
-				r := reads[i%len(reads)]
-				got, err := l.read(s, token, r.method, r.path, r.body)
+				r := worker(i)
+				got, err := l.do(r)
 				l.sent.Add(1)
-				if err != nil || got.status != http.StatusOK {
+				if err != nil || got.status != r.want {
 					l.mu.Lock()
 					l.failed = append(l.failed, fmt.Sprintf("%s %s at %s: %v %d %.200s", r.method, r.path, time.Now().Format("15:04:05.000"), err, got.status, got.body))
 					l.mu.Unlock()
+					continue
+				}
+				if r.ok != nil {
+					r.ok()
 				}
 			}
 		}()
@@ -233,35 +331,31 @@ func startUpgradeLoad(s *stack.Stack, token string, reads []struct{ method, path
 	return l
 }
 
-// read sends one read through the gateway. A read sent on a kept-alive
+// do sends one request through the gateway. A request sent on a kept-alive
 // connection that the gateway closed before answering anything is sent once
 // more (counted in resent): nginx closes its idle client connections when the
 // workers of the previous configuration exit at a reload, and a request can
 // cross that close on the wire. HTTP lets a client resend a request that got
 // no answer when it is safe (RFC 9110 §9.2.2, RFC 9112 §9.3.1), and Go's
-// client does so by itself for a GET, but not for a POST, though the search
-// is a read.
-func (l *upgradeLoad) read(s *stack.Stack, token, method, path, body string) (reply, error) {
+// client does so by itself for a GET, but not for a POST or PUT: every
+// request of this load may be resent (reads, idempotent PUT and DELETE, and
+// token grants, which change nothing).
+func (l *upgradeLoad) do(r upgradeRequest) (reply, error) {
 	var reused, answered bool
 	trace := &httptrace.ClientTrace{
 		GotConn:              func(info httptrace.GotConnInfo) { reused = info.Reused },
 		GotFirstResponseByte: func() { answered = true },
 	}
-	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(context.Background(), trace), method, s.GatewayURL+path, strings.NewReader(body))
-	if err != nil {
-		return reply{}, err
-	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := s.HTTPClient().Do(req)
+	req := r.build()
+	resp, err := l.hc.Do(req.WithContext(httptrace.WithClientTrace(context.Background(), trace)))
 	if err != nil {
 		if reused && !answered && closedBeforeAnswer(err) {
 			l.resent.Add(1)
-			return send(s, method, path, token, contentTypeOf(body), body)
+			resp, err = l.hc.Do(r.build())
 		}
-		return reply{}, err
+		if err != nil {
+			return reply{}, err
+		}
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)

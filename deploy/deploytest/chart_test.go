@@ -68,7 +68,7 @@ networkPolicy:
   publicFrom:
     - namespaceSelector:
         matchLabels:
-          kubernetes.io/metadata.name: ingress-nginx
+          kubernetes.io/metadata.name: traefik
   internalFrom:
     - namespaceSelector:
         matchLabels:
@@ -357,31 +357,6 @@ func TestChartNotes(t *testing.T) {
 		if !strings.Contains(notes, want) {
 			t.Errorf("NOTES.txt lacks %q:\n%s", want, notes)
 		}
-	}
-}
-
-func TestChartTestHookChecksMetadataAndJWKS(t *testing.T) {
-	r := render(t, productionValues)
-	pod := r.get(t, "Pod", releaseName+"-test-api").(*corev1.Pod)
-	script := strings.Join(pod.Spec.Containers[0].Args, "\n")
-	for _, want := range []string{
-		"http://eventreg-auth:8080", "/.well-known/oauth-authorization-server", `'"https://api.events.example.com"'`,
-		"/.well-known/jwks.json", `'"keys"'`, "http://eventreg-auth:9090",
-		// each resource service's public listener refuses a request without a token
-		`unauthorized "http://eventreg-users:8080/api/v0/roles"`,
-		`unauthorized "http://eventreg-volunteers:8080/api/v0/volunteers/departments"`,
-		`unauthorized "http://eventreg-registrations:8080/api/v0/users/1/registration"`,
-		`grep -q " 401 "`,
-	} {
-		if !strings.Contains(script, want) {
-			t.Errorf("helm test script lacks %q:\n%s", want, script)
-		}
-	}
-	if pod.Labels["eventreg.io/helm-test"] != "true" {
-		t.Errorf("helm test pod lacks the label eventreg.io/helm-test that the NetworkPolicies admit: %v", pod.Labels)
-	}
-	if !pinned(pod.Spec.Containers[0].Image) {
-		t.Errorf("helm test image %q is not pinned", pod.Spec.Containers[0].Image)
 	}
 }
 

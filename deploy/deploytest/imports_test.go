@@ -16,14 +16,14 @@ import (
 
 // transportFree matches the packages that must know nothing of HTTP, by
 // directory: every store (a package named *db) and the business packages,
-// which the API packages call and which own the stores' interfaces.
-var transportFree = regexp.MustCompile(`^(libs/.*db|services/[a-z]+/internal/(.*db|user|role|volunteer|registration|client|consent|webhook)|libs/page/keyset)$`)
+// which the API packages call and which own the stores' interfaces, and the
+// libs they share (the wire shape of errors, user summaries, keysets).
+var transportFree = regexp.MustCompile(`^(libs/.*db|services/[a-z]+/internal/(.*db|user|role|volunteer|registration|client|consent|webhook|grant)|libs/(page/keyset|apierror|usersummary))$`)
 
 // httpImports are what such a package must not import: gin, and the libraries
 // of the HTTP layer (page is the HTTP half of pagination; keyset the other).
 var httpImports = []string{
 	"github.com/gin-gonic/gin",
-	"github.com/eventreg/eventreg/libs/apierror",
 	"github.com/eventreg/eventreg/libs/apireply",
 	"github.com/eventreg/eventreg/libs/apispec",
 	"github.com/eventreg/eventreg/libs/httpserver",
@@ -34,9 +34,8 @@ var httpImports = []string{
 
 // TestStoresAndBusinessImportNoHTTP: layers go handler → business → store,
 // and only the handler speaks HTTP, so stores and business packages import
-// neither gin nor the HTTP libraries (their non-test files; directly: what
-// they reach through a lib such as usersummary, which names its API error,
-// is that lib's business).
+// neither gin nor the HTTP libraries, directly or through any package of
+// this repository (their non-test files).
 func TestStoresAndBusinessImportNoHTTP(t *testing.T) {
 	root := repoRoot(t)
 	checked := map[string]bool{}
@@ -64,6 +63,8 @@ func TestStoresAndBusinessImportNoHTTP(t *testing.T) {
 			for imp, file := range imports {
 				if slices.Contains(httpImports, imp) {
 					t.Errorf("%s imports %s: a store or business package speaks no HTTP (move the HTTP part to the API package)", file, imp)
+				} else if via := reachesHTTP(t, root, imp, map[string]bool{}); via != "" {
+					t.Errorf("%s imports %s, which reaches %s: a store or business package speaks no HTTP", file, imp, via)
 				}
 			}
 			return nil
@@ -75,11 +76,35 @@ func TestStoresAndBusinessImportNoHTTP(t *testing.T) {
 	// Not vacuous: the packages the rule is about are where it looks.
 	for _, want := range []string{"services/users/internal/user", "services/users/internal/user/userdb", "services/users/internal/role",
 		"services/volunteers/internal/volunteer", "services/registrations/internal/registration", "services/auth/internal/client",
-		"services/auth/internal/webhook", "libs/pgdb", "libs/page/keyset"} {
+		"services/auth/internal/webhook", "services/auth/internal/grant", "libs/pgdb", "libs/page/keyset", "libs/apierror", "libs/usersummary"} {
 		if !checked[want] {
 			t.Errorf("%s was not checked: has the tree moved? (checked: %v)", want, slices.Sorted(maps.Keys(checked)))
 		}
 	}
+}
+
+// modulePrefix is the import path of the repository's root.
+const modulePrefix = "github.com/eventreg/eventreg/"
+
+// reachesHTTP returns the chain by which the repository package imp reaches
+// one of httpImports ("" when it does not, or when imp is not ours).
+func reachesHTTP(t *testing.T, root, imp string, seen map[string]bool) string {
+	t.Helper()
+	rel, ours := strings.CutPrefix(imp, modulePrefix)
+	if !ours || seen[imp] {
+		return ""
+	}
+	seen[imp] = true
+	imports, _ := packageImports(t, filepath.Join(root, filepath.FromSlash(rel)))
+	for next := range imports {
+		if slices.Contains(httpImports, next) {
+			return rel + " → " + next
+		}
+		if via := reachesHTTP(t, root, next, seen); via != "" {
+			return rel + " → " + via
+		}
+	}
+	return ""
 }
 
 // packageImports returns the imports of the non-test Go files in dir, each

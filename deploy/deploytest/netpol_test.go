@@ -123,7 +123,7 @@ func TestNetworkPolicies(t *testing.T) {
 		"app.kubernetes.io/instance": releaseName, "app.kubernetes.io/part-of": "eventreg",
 		"eventreg.io/postgres-client": "true", "eventreg.io/redis-client": "true"}}
 	prometheus := peer{name: "prometheus", namespace: "monitoring", labels: map[string]string{"app": "prometheus"}}
-	ingressController := peer{name: "controller", namespace: "ingress-nginx", labels: map[string]string{"app": "ingress-nginx"}}
+	ingressController := peer{name: "controller", namespace: "traefik", labels: map[string]string{"app.kubernetes.io/name": "traefik"}}
 
 	t.Run("default: internal port only from the release's pods", func(t *testing.T) {
 		r := render(t, "")

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"maps"
+	"os"
 	"os/exec"
 	"regexp"
 	"slices"
@@ -151,8 +152,40 @@ func chartDefaults(t *testing.T) (repos map[string]string, registry string) {
 	return repos, image["registry"].(string)
 }
 
+// shellcheckPath is the shellcheck binary, which `make test`
+// (deploy/scripts/test.sh) installs. Without it a test that lints shell
+// scripts skips that part, saying so, except in CI, where it fails.
+func shellcheckPath(t *testing.T) string {
+	t.Helper()
+	sc, err := exec.LookPath("shellcheck")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("shellcheck is not installed; deploy/scripts/test.sh installs it (apt-get install shellcheck)")
+		}
+		t.Log("shellcheck is not installed: shell scripts are not checked by it")
+	}
+	return sc
+}
+
+// lintWorkflow runs actionlint, with shellcheck on the run: scripts when
+// sc is set, over one workflow file.
+func lintWorkflow(t *testing.T, sc, name, raw string) []*actionlint.Error {
+	t.Helper()
+	var out bytes.Buffer
+	l, err := actionlint.NewLinter(&out, &actionlint.LinterOptions{Color: actionlint.ColorOptionKindNever, Shellcheck: sc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs, err := l.Lint(name, []byte(raw), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return errs
+}
+
 // TestReleaseWorkflow checks .github/workflows/release.yaml, which cannot run
-// here: actionlint (with shellcheck on the scripts when it is installed), then
+// here: actionlint (with shellcheck on the scripts; in CI shellcheck must be
+// installed, and a known-bad script proves actionlint runs it), then
 // its shape — a v* tag trigger, the minimal permissions, actions pinned by
 // commit, one multi-arch build per service pushed where the chart's defaults
 // pull from and signed, and the chart pushed beside the images and signed.
@@ -160,23 +193,21 @@ func TestReleaseWorkflow(t *testing.T) {
 	raw := readRepoFile(t, releaseWorkflow)
 
 	t.Run("actionlint", func(t *testing.T) {
-		opts := &actionlint.LinterOptions{Color: actionlint.ColorOptionKindNever}
-		if sc, err := exec.LookPath("shellcheck"); err == nil {
-			opts.Shellcheck = sc
-		} else {
-			t.Log("shellcheck is not installed: the run: scripts are not checked by it")
-		}
-		var out bytes.Buffer
-		l, err := actionlint.NewLinter(&out, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		errs, err := l.Lint(releaseWorkflow, []byte(raw), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range errs {
+		sc := shellcheckPath(t)
+		for _, e := range lintWorkflow(t, sc, releaseWorkflow, raw) {
 			t.Errorf("%s:%d:%d: %s [%s]", releaseWorkflow, e.Line, e.Column, e.Message, e.Kind)
+		}
+		if sc == "" {
+			return
+		}
+		// the canary: an unquoted expansion shellcheck reports (SC2086)
+		canary := "on: push\njobs:\n  x:\n    runs-on: ubuntu-latest\n    steps:\n      - run: rm $FILES\n"
+		var found bool
+		for _, e := range lintWorkflow(t, sc, "canary.yaml", canary) {
+			found = found || (e.Kind == "shellcheck" && strings.Contains(e.Message, "SC2086"))
+		}
+		if !found {
+			t.Errorf("actionlint did not report shellcheck's SC2086 in a known-bad run: script; is %s run at all?", sc)
 		}
 	})
 

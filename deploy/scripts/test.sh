@@ -20,6 +20,8 @@ command -v redis-server >/dev/null || missing+=(redis-server)
 command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || missing+=(nginx-light)
 command -v chromium >/dev/null || [ -x /usr/bin/chromium ] || missing+=(chromium)
 command -v wrk >/dev/null || missing+=(wrk)
+# actionlint runs it on the release workflow; deploy/deploytest on the helm test script
+command -v shellcheck >/dev/null || missing+=(shellcheck)
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     log "installing ${missing[*]} from Debian's packages"

@@ -1,5 +1,6 @@
-// Package apierror renders errors in the body shape of the real API
-// ({"errors": {"<category>": {...}}}) and, for OAuth endpoints, RFC 6749 bodies.
+// Package apierror is the wire shape of errors: the body of the real API
+// ({"errors": {"<category>": {...}}}) and, for OAuth endpoints, RFC 6749
+// bodies. It knows no transport; libs/apireply writes them.
 package apierror
 
 import (
@@ -8,8 +9,6 @@ import (
 	"net/http"
 	"strconv"
 	"time"
-
-	"github.com/gin-gonic/gin"
 )
 
 // Categories used under "errors", as the real API names them.
@@ -55,23 +54,15 @@ type Error struct {
 func (e *Error) Error() string { return e.Category + ": " + e.Message }
 
 // Body returns the JSON body of the error.
-func (e *Error) Body() gin.H {
-	inner := gin.H{"message": e.Message}
+func (e *Error) Body() map[string]any {
+	inner := map[string]any{"message": e.Message}
 	if e.Code != 0 {
 		inner["code"] = e.Code
 	}
 	for k, v := range e.Extra {
 		inner[k] = v
 	}
-	return gin.H{"errors": gin.H{e.Category: inner}}
-}
-
-// Abort writes the error and stops the gin handler chain.
-func Abort(c *gin.Context, e *Error) {
-	for k, v := range e.Headers {
-		c.Header(k, v)
-	}
-	c.AbortWithStatusJSON(e.Status, e.Body())
+	return map[string]any{"errors": map[string]any{e.Category: inner}}
 }
 
 // Validation is a 400 for bad input. fields maps a field name to what is wrong
@@ -158,6 +149,28 @@ func Unavailable(what string) *Error {
 		Message: what + " is temporarily unavailable; try again shortly.", Extra: map[string]any{"hash": NewHash()},
 		Headers: map[string]string{"Retry-After": "1"}}
 }
+
+// Dependency is implemented by errors that mean a dependency could not
+// answer (svcclient's, usersummary's, DependencyError): every error path
+// answers them 503, naming the dependency ("The users service").
+type Dependency interface {
+	error
+	Dependency() string
+}
+
+// DependencyError says the dependency What (e.g. "The token store") failed
+// with Err.
+type DependencyError struct {
+	What string
+	Err  error
+}
+
+// DependencyFailed wraps err as a failure of the dependency what.
+func DependencyFailed(what string, err error) error { return &DependencyError{What: what, Err: err} }
+
+func (e *DependencyError) Error() string      { return e.What + ": " + e.Err.Error() }
+func (e *DependencyError) Unwrap() error      { return e.Err }
+func (e *DependencyError) Dependency() string { return e.What }
 
 // Internal is a 500 carrying an opaque hash to quote to support; the hash is
 // also what the server logs next to the real cause.

@@ -2,8 +2,6 @@ package apierror
 
 import (
 	"net/http"
-
-	"github.com/gin-gonic/gin"
 )
 
 // OAuth error codes of RFC 6749 section 5.2 and RFC 7009 / 8707.
@@ -49,16 +47,11 @@ func NewOAuth(code, description string) *OAuthError {
 	return &OAuthError{Status: status, Code: code, Description: description}
 }
 
-// AbortOAuth writes an RFC 6749 error body as JSON with Cache-Control: no-store.
-func AbortOAuth(c *gin.Context, e *OAuthError) {
-	for k, v := range e.Headers {
-		c.Header(k, v)
-	}
-	c.Header("Cache-Control", "no-store")
-	c.Header("Pragma", "no-cache")
-	body := gin.H{"error": e.Code}
+// Body returns the JSON body of the error.
+func (e *OAuthError) Body() map[string]any {
+	body := map[string]any{"error": e.Code}
 	if e.Description != "" {
 		body["error_description"] = e.Description
 	}
-	c.AbortWithStatusJSON(e.Status, body)
+	return body
 }

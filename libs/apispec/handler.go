@@ -12,6 +12,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/eventreg/eventreg/libs/apierror"
+	"github.com/eventreg/eventreg/libs/apireply"
 )
 
 // Media types of the two renderings.
@@ -53,7 +54,7 @@ func Handler() gin.HandlerFunc {
 				r = asYAML
 			}
 		default:
-			apierror.Abort(c, apierror.Validation("The query parameter format must be json or yaml.",
+			apireply.Abort(c, apierror.Validation("The query parameter format must be json or yaml.",
 				map[string]string{"format": "must be json or yaml"}))
 			return
 		}

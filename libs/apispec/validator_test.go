@@ -15,6 +15,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/eventreg/eventreg/libs/apierror"
+	"github.com/eventreg/eventreg/libs/apireply"
 )
 
 var (
@@ -88,7 +89,7 @@ func rendered(e *apierror.Error) (int, http.Header, []byte) {
 	gin.SetMode(gin.TestMode)
 	rec := httptest.NewRecorder()
 	c, _ := gin.CreateTestContext(rec)
-	apierror.Abort(c, e)
+	apireply.Abort(c, e)
 	return rec.Code, rec.Header(), rec.Body.Bytes()
 }
 
@@ -96,7 +97,7 @@ func renderedOAuth(e *apierror.OAuthError) (int, http.Header, []byte) {
 	gin.SetMode(gin.TestMode)
 	rec := httptest.NewRecorder()
 	c, _ := gin.CreateTestContext(rec)
-	apierror.AbortOAuth(c, e)
+	apireply.AbortOAuth(c, e)
 	return rec.Code, rec.Header(), rec.Body.Bytes()
 }
 

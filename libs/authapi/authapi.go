@@ -52,7 +52,7 @@ type Client struct{ c *svcclient.Client }
 
 // NewClient returns a client for the auth internal listener at baseURL.
 func NewClient(baseURL string, timeout time.Duration) *Client {
-	return &Client{c: svcclient.New(baseURL, timeout)}
+	return &Client{c: svcclient.New("auth", baseURL, timeout)}
 }
 
 // UserChanged tells auth that userID's permissions shrank (or the user is

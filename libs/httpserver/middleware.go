@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 
 	"github.com/eventreg/eventreg/libs/apierror"
+	"github.com/eventreg/eventreg/libs/apireply"
 )
 
 // LogClientIDKey is the gin context key under which authentication middleware
@@ -24,7 +25,7 @@ const LogClientIDKey = "httpserver.client_id"
 // traceContext makes a span of every request (but the probes) when tracing
 // is on. Off, it only takes up the caller's trace context: otelgin would
 // still build a request's span attributes to hand them to a tracer that
-// drops them, about 7 % of a small read's CPU.
+// drops them, a visible share of a small read's CPU.
 func (s *Server) traceContext() gin.HandlerFunc {
 	if s.cfg.Tracing {
 		return otelgin.Middleware(s.service, otelgin.WithGinFilter(func(c *gin.Context) bool {
@@ -64,7 +65,7 @@ func (s *Server) recoverer() gin.HandlerFunc {
 				s.log.ErrorContext(c.Request.Context(), "panic serving request", "hash", hash,
 					"route", c.FullPath(), "panic", fmt.Sprint(r))
 				if !c.Writer.Written() {
-					apierror.Abort(c, apierror.Internal(hash))
+					apireply.Abort(c, apierror.Internal(hash))
 				} else {
 					c.Abort()
 				}
@@ -110,7 +111,7 @@ func requestLog(log *slog.Logger, listener string) gin.HandlerFunc {
 func bodyLimit(limit int64) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		if c.Request.ContentLength > limit {
-			apierror.Abort(c, apierror.BodyTooLarge(limit))
+			apireply.Abort(c, apierror.BodyTooLarge(limit))
 			return
 		}
 		if c.Request.Body != nil {

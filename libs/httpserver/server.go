@@ -25,6 +25,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/eventreg/eventreg/libs/apierror"
+	"github.com/eventreg/eventreg/libs/apireply"
 )
 
 // Check is a readiness probe of one dependency.
@@ -118,8 +119,8 @@ func (s *Server) newEngine(red *redMetrics, listener string) *gin.Engine {
 		bodyLimit(s.cfg.BodyLimit),
 		requestDeadline(s.cfg.RequestTimeout, s.exemptFromDeadline),
 	)
-	e.NoRoute(func(c *gin.Context) { apierror.Abort(c, apierror.NotFound("No such endpoint.")) })
-	e.NoMethod(func(c *gin.Context) { apierror.Abort(c, apierror.MethodNotAllowed()) })
+	e.NoRoute(func(c *gin.Context) { apireply.Abort(c, apierror.NotFound("No such endpoint.")) })
+	e.NoMethod(func(c *gin.Context) { apireply.Abort(c, apierror.MethodNotAllowed()) })
 	return e
 }
 

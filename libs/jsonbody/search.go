@@ -4,6 +4,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/eventreg/eventreg/libs/apierror"
+	"github.com/eventreg/eventreg/libs/apireply"
 )
 
 // Paged is a search body: it knows its page limit (page.Request does).
@@ -16,12 +17,12 @@ type Paged interface {
 // request with the API error and ok is false.
 func DecodeSearch(c *gin.Context, req Paged) (limit int, ok bool) {
 	if e := Decode(c, req, Options{EmptyAsObject: true}); e != nil {
-		apierror.Abort(c, e)
+		apireply.Abort(c, e)
 		return 0, false
 	}
 	limit, e := req.LimitValue()
 	if e != nil {
-		apierror.Abort(c, e)
+		apireply.Abort(c, e)
 		return 0, false
 	}
 	return limit, true

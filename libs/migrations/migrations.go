@@ -34,6 +34,10 @@ func New(fsys fs.FS, dir string) Set { return Set{fsys: fsys, dir: dir} }
 // ready while the schema is rolled back to oldest.
 func (s Set) RunsOn(oldest uint) Set { s.oldest = oldest; return s }
 
+// Declared returns the oldest version the set declares with RunsOn (0: none
+// declared, the newest migration counts).
+func (s Set) Declared() uint { return s.oldest }
+
 // Status is where a database stands.
 type Status struct {
 	Version uint // applied version, 0 when none
@@ -102,6 +106,20 @@ func (s Set) Up(dsn string) error {
 	defer m.Close()
 	if err := m.Up(); err != nil && !errors.Is(err, migrate.ErrNoChange) {
 		return fmt.Errorf("applying migrations: %w", err)
+	}
+	return nil
+}
+
+// UpTo applies the pending migrations up to version and none after it (or
+// rolls back to it when the schema is newer).
+func (s Set) UpTo(dsn string, version uint) error {
+	m, err := s.open(dsn)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	if err := m.Migrate(version); err != nil && !errors.Is(err, migrate.ErrNoChange) {
+		return fmt.Errorf("migrating to version %d: %w", version, err)
 	}
 	return nil
 }

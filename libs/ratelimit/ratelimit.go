@@ -17,6 +17,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/eventreg/eventreg/libs/apierror"
+	"github.com/eventreg/eventreg/libs/apireply"
+	"github.com/eventreg/eventreg/libs/logging"
 	"github.com/eventreg/eventreg/libs/tokenauth"
 )
 
@@ -75,7 +77,7 @@ type Limiter struct {
 	prefix   string
 	maxLease int
 	log      *slog.Logger
-	lastLog  atomic.Int64 // unix nanos of the last "failing open" log line
+	failing  logging.Recurring // the "failing open" log line
 
 	// now is the clock of leases, denials and idle entries; tests replace it.
 	now       func() time.Time
@@ -119,7 +121,7 @@ func (l *Limiter) Middleware() gin.HandlerFunc {
 		}
 		setHeaders(c, l.limit, d)
 		if !d.allowed {
-			apierror.Abort(c, apierror.RateLimited(d.retryAfter))
+			apireply.Abort(c, apierror.RateLimited(d.retryAfter))
 			return
 		}
 		c.Next()
@@ -144,9 +146,7 @@ func ceilSeconds(d time.Duration) int {
 }
 
 func (l *Limiter) failOpen(c *gin.Context, err error) {
-	now := l.now().UnixNano()
-	last := l.lastLog.Load()
-	if now-last < int64(time.Minute) || !l.lastLog.CompareAndSwap(last, now) {
+	if !l.failing.Due(l.now()) {
 		return
 	}
 	l.log.WarnContext(c.Request.Context(), "rate limiting is off: redis cannot answer", "err", err.Error())

@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -23,10 +22,9 @@ import (
 	"github.com/eventreg/eventreg/libs/httpserver"
 	"github.com/eventreg/eventreg/libs/migrations"
 	"github.com/eventreg/eventreg/libs/pgdb"
+	"github.com/eventreg/eventreg/libs/service"
 	"github.com/eventreg/eventreg/libs/testkit"
-	"github.com/eventreg/eventreg/libs/tokenauth"
 	"github.com/eventreg/eventreg/libs/tokentest"
-	"github.com/eventreg/eventreg/libs/usersapi"
 	"github.com/eventreg/eventreg/libs/usersapitest"
 )
 
@@ -61,15 +59,13 @@ type Options struct {
 	BodyLimit int64
 }
 
-// Mount is what a service's routes are built from.
-type Mount struct {
-	Pool             *pgxpool.Pool
-	Users            *usersapi.Client
-	Codec            *cursor.Codec
-	Log              *slog.Logger
-	Public, Internal gin.IRoutes
-	// Protected is the middleware chain that requires a valid token with scope.
-	Protected func(scope string) []gin.HandlerFunc
+// Config is the configuration a harness gives its service's Mount: the
+// parts every resource service shares, pointing at the harness's database,
+// listeners, token issuer and users double.
+type Config struct {
+	Base     service.Base
+	Resource service.Resource
+	Users    service.UsersClient
 }
 
 // Env is a running service API on a fresh database, with a users service
@@ -82,13 +78,17 @@ type Env struct {
 	Pool       *pgxpool.Pool
 	Users      *usersapitest.Server
 	Tokens     *tokentest.Server
-	spec       *apispec.Validator
-	codec      *cursor.Codec
+	// Routes are the public routes the service registered.
+	Routes []gin.RouteInfo
+	spec   *apispec.Validator
+	codec  *cursor.Codec
 }
 
-// Start migrates a fresh database with set, calls mount to add the service's
-// routes, and serves them until t ends. It skips the test under -short.
-func Start(t testing.TB, set migrations.Set, o Options, mount func(Mount)) *Env {
+// Start migrates a fresh database with set and runs the service on it the
+// way serve does: service.StartLogging, then mount (the service's
+// server.Mount, given its configuration built from Config), then the
+// listeners, until t ends. It skips the test under -short.
+func Start(t testing.TB, set migrations.Set, o Options, mount func(context.Context, Config, *service.Runtime) error) *Env {
 	t.Helper()
 	if o.UsersTimeout == 0 {
 		o.UsersTimeout = 2 * time.Second
@@ -100,32 +100,36 @@ func Start(t testing.TB, set migrations.Set, o Options, mount func(Mount)) *Env 
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	e := &Env{DSN: dsn, Convention: o.Convention, Pool: pool, Users: usersapitest.New(t), Tokens: tokentest.New(t)}
-	validator, err := tokenauth.New(tokenauth.Config{JWKSURL: e.Tokens.JWKSURL, Issuer: tokentest.Issuer, Audience: tokentest.Audience, Leeway: time.Second})
+	cfg := Config{
+		Base: service.Base{DatabaseURL: dsn, LogLevel: "error", Config: httpserver.Config{
+			PublicAddr: "127.0.0.1:0", InternalAddr: "127.0.0.1:0", BodyLimit: o.BodyLimit,
+			ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second,
+			IdleTimeout: 10 * time.Second, ShutdownTimeout: 5 * time.Second, RequestTimeout: httpserver.DefaultRequestTimeout,
+			TrustedProxies: []string{"127.0.0.1/32"}}},
+		Resource: service.Resource{AuthIssuer: tokentest.Issuer, AuthJWKSURL: e.Tokens.JWKSURL, TokenAudience: tokentest.Audience,
+			TokenLeeway: time.Second, JWKSRefresh: 5 * time.Minute, RevocationPoll: time.Second,
+			CursorKey: strings.Repeat("k", 32), ConventionID: o.Convention},
+		Users: service.UsersClient{UsersInternalURL: e.Users.URL, UsersTimeout: o.UsersTimeout},
+	}
+	rt, err := service.StartLogging(ctx, o.Service, cfg.Base, set, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
-	codec, err := cursor.NewCodec([]byte(strings.Repeat("k", 32)))
-	if err != nil {
+	if err := mount(ctx, cfg, rt); err != nil {
 		t.Fatal(err)
 	}
-	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
-	srv := httpserver.New(httpserver.Config{PublicAddr: "127.0.0.1:0", InternalAddr: "127.0.0.1:0", BodyLimit: o.BodyLimit,
-		ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second,
-		IdleTimeout: 10 * time.Second, ShutdownTimeout: 5 * time.Second}, log, o.Service)
-	mount(Mount{Pool: pool, Users: usersapi.NewClient(e.Users.URL, o.UsersTimeout), Codec: codec, Log: log,
-		Public: srv.Public, Internal: srv.Internal,
-		Protected: func(scope string) []gin.HandlerFunc {
-			return []gin.HandlerFunc{validator.Middleware(), tokenauth.RequireScope(scope)}
-		}})
-	if err := srv.Listen(); err != nil {
+	if err := rt.Server.Listen(); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx) }()
+	go func() { done <- rt.Serve(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })
-	e.codec = codec
-	e.URL = "http://" + srv.PublicAddr()
-	e.Internal = "http://" + srv.InternalAddr()
+	if e.codec, err = cursor.NewCodec([]byte(cfg.Resource.CursorKey)); err != nil {
+		t.Fatal(err)
+	}
+	e.Routes = rt.Server.Public.Routes()
+	e.URL = "http://" + rt.Server.PublicAddr()
+	e.Internal = "http://" + rt.Server.InternalAddr()
 	if e.spec, err = apispec.NewValidator(); err != nil {
 		t.Fatal(err)
 	}

@@ -204,7 +204,7 @@ func MigrateCommand(set migrations.Set, load func() (DatabaseConfig, error)) *co
 
 // describeStatus is `migrate status`'s line.
 func describeStatus(st migrations.Status) string {
-	line := fmt.Sprintf("version %d of %d, dirty=%v, current=%v", st.Version, st.Latest, st.Dirty, st.Current())
+	line := fmt.Sprintf("version %d of %d, dirty=%v, current=%v; this binary runs on version %d and newer", st.Version, st.Latest, st.Dirty, st.Current(), st.Oldest)
 	switch {
 	case st.Dirty:
 		return line + fmt.Sprintf("\nmigration %d failed half-way: repair or undo its effects by hand, then run `migrate force %d` (if it was undone, force the version before it)", st.Version, st.Version)

@@ -18,6 +18,7 @@ func TestMigrateStatusNamesWhatToDo(t *testing.T) {
 		{migrations.Status{Version: 3, Latest: 3, Oldest: 3, Dirty: true}, "`migrate force 3`"},
 		{migrations.Status{Version: 4, Latest: 3, Oldest: 3}, "ahead of this binary"},
 		{migrations.Status{Version: 2, Latest: 3, Oldest: 3}, "run `migrate up`"},
+		{migrations.Status{Version: 2, Latest: 3, Oldest: 2}, "runs on version 2 and newer"},
 	} {
 		if got := describeStatus(tc.st); !strings.Contains(got, tc.want) {
 			t.Errorf("%+v: %q lacks %q", tc.st, got, tc.want)

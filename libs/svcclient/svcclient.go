@@ -18,9 +18,28 @@ import (
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 )
 
-// ErrUnavailable wraps every failure to get an answer: refused connections,
-// timeouts, 5xx responses and unreadable bodies.
+// ErrUnavailable is what every failure to get an answer is (errors.Is):
+// refused connections, timeouts, 5xx responses and unreadable bodies. The
+// error itself is an *UnavailableError naming the service.
 var ErrUnavailable = errors.New("service unavailable")
+
+// UnavailableError is a failure to get an answer from Service.
+type UnavailableError struct {
+	Service string
+	Err     error
+}
+
+func (e *UnavailableError) Error() string {
+	return e.Service + " service unavailable: " + e.Err.Error()
+}
+func (e *UnavailableError) Unwrap() error { return e.Err }
+
+// Is makes every UnavailableError an ErrUnavailable.
+func (e *UnavailableError) Is(target error) bool { return target == ErrUnavailable }
+
+// Dependency names the service for the 503 the caller answers
+// (libs/apireply).
+func (e *UnavailableError) Dependency() string { return "The " + e.Service + " service" }
 
 // StatusError is a 4xx answer.
 type StatusError struct {
@@ -38,16 +57,18 @@ func IsStatus(err error, status int) bool {
 
 // Client calls one service.
 type Client struct {
+	name string
 	base string
 	http *http.Client
 }
 
-// New returns a client for the service at baseURL (e.g. http://users:9090).
-// Every call is bounded by timeout.
-func New(baseURL string, timeout time.Duration) *Client {
+// New returns a client for the service name (e.g. "users") at baseURL
+// (e.g. http://users:9090). Every call is bounded by timeout.
+func New(name, baseURL string, timeout time.Duration) *Client {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = 64
 	return &Client{
+		name: name,
 		base: strings.TrimRight(baseURL, "/"),
 		http: &http.Client{Timeout: timeout, Transport: otelhttp.NewTransport(tr)},
 	}
@@ -74,23 +95,27 @@ func (c *Client) Do(ctx context.Context, method, path string, in, out any) error
 	req.Header.Set("Accept", "application/json")
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return fmt.Errorf("%w: %s %s: %v", ErrUnavailable, method, path, err)
+		return c.unavailable("%s %s: %v", method, path, err)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
 	if err != nil {
-		return fmt.Errorf("%w: reading %s %s: %v", ErrUnavailable, method, path, err)
+		return c.unavailable("reading %s %s: %v", method, path, err)
 	}
 	switch {
 	case resp.StatusCode >= 500:
-		return fmt.Errorf("%w: %s %s answered %d", ErrUnavailable, method, path, resp.StatusCode)
+		return c.unavailable("%s %s answered %d", method, path, resp.StatusCode)
 	case resp.StatusCode >= 400:
 		return &StatusError{Status: resp.StatusCode, Body: string(data)}
 	}
 	if out != nil && len(data) > 0 {
 		if err := json.Unmarshal(data, out); err != nil {
-			return fmt.Errorf("%w: decoding %s %s: %v", ErrUnavailable, method, path, err)
+			return c.unavailable("decoding %s %s: %v", method, path, err)
 		}
 	}
 	return nil
+}
+
+func (c *Client) unavailable(format string, args ...any) error {
+	return &UnavailableError{Service: c.name, Err: fmt.Errorf(format, args...)}
 }

@@ -25,7 +25,7 @@ func TestOutcomes(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	c := svcclient.New(srv.URL, 200*time.Millisecond)
+	c := svcclient.New("users", srv.URL, 200*time.Millisecond)
 	ctx := context.Background()
 
 	var out struct{ N int }
@@ -36,11 +36,16 @@ func TestOutcomes(t *testing.T) {
 		t.Fatalf("missing: %v", err)
 	}
 	for _, path := range []string{"/broken", "/slow"} {
-		if err := c.Do(ctx, "GET", path, nil, nil); !errors.Is(err, svcclient.ErrUnavailable) {
+		err := c.Do(ctx, "GET", path, nil, nil)
+		if !errors.Is(err, svcclient.ErrUnavailable) {
 			t.Fatalf("%s: want ErrUnavailable, got %v", path, err)
 		}
+		var ue *svcclient.UnavailableError
+		if !errors.As(err, &ue) || ue.Dependency() != "The users service" {
+			t.Fatalf("%s: the error does not name the service: %#v", path, err)
+		}
 	}
-	closed := svcclient.New("http://127.0.0.1:1", time.Second)
+	closed := svcclient.New("users", "http://127.0.0.1:1", time.Second)
 	if err := closed.Do(ctx, "GET", "/", nil, nil); !errors.Is(err, svcclient.ErrUnavailable) {
 		t.Fatalf("refused: %v", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/eventreg/eventreg/libs/apierror"
+	"github.com/eventreg/eventreg/libs/apireply"
 	"github.com/eventreg/eventreg/libs/httpserver"
 )
 
@@ -19,19 +20,19 @@ func (v *Validator) Middleware() gin.HandlerFunc {
 	return func(c *gin.Context) {
 		raw, ok := Bearer(c.GetHeader("Authorization"))
 		if !ok {
-			apierror.Abort(c, apierror.MissingToken())
+			apireply.Abort(c, apierror.MissingToken())
 			return
 		}
 		claims, err := v.Validate(c.Request.Context(), raw)
 		switch {
 		case errors.Is(err, ErrExpired):
-			apierror.Abort(c, apierror.Unauthenticated(true))
+			apireply.Abort(c, apierror.Unauthenticated(true))
 			return
 		case errors.Is(err, ErrUnavailable):
-			apierror.Abort(c, apierror.Unavailable("Token verification"))
+			apireply.Abort(c, apierror.Unavailable("Token verification"))
 			return
 		case err != nil:
-			apierror.Abort(c, apierror.Unauthenticated(false))
+			apireply.Abort(c, apierror.Unauthenticated(false))
 			return
 		}
 		c.Set(claimsKey, claims)
@@ -46,7 +47,7 @@ func RequireScope(scope string) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		claims := FromContext(c)
 		if claims == nil || !claims.HasScope(scope) {
-			apierror.Abort(c, apierror.InsufficientScope(scope))
+			apireply.Abort(c, apierror.InsufficientScope(scope))
 			return
 		}
 		c.Next()

@@ -27,6 +27,8 @@ import (
 	"github.com/lestrrat-go/jwx/v2/jwk"
 	"github.com/lestrrat-go/jwx/v2/jws"
 	"github.com/lestrrat-go/jwx/v2/jwt"
+
+	"github.com/eventreg/eventreg/libs/logging"
 )
 
 // Errors of Validate.
@@ -434,20 +436,16 @@ func getJSON(ctx context.Context, hc *http.Client, u string, types ...string) ([
 	return body, nil
 }
 
-// errorLog logs a recurring background failure at most once a minute.
+// errorLog logs a recurring background failure with its message, at most
+// once a minute (logging.Recurring).
 type errorLog struct {
-	log  *slog.Logger
-	msg  string
-	mu   sync.Mutex
-	last time.Time
+	log *slog.Logger
+	msg string
+	logging.Recurring
 }
 
 func (l *errorLog) report(now time.Time, err error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if !l.last.IsZero() && now.Sub(l.last) < time.Minute {
-		return
+	if l.Due(now) {
+		l.log.Warn(l.msg, "error", err.Error())
 	}
-	l.last = now
-	l.log.Warn(l.msg, "error", err.Error())
 }

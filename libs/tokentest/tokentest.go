@@ -16,6 +16,8 @@ import (
 	"github.com/lestrrat-go/jwx/v2/jwk"
 	"github.com/lestrrat-go/jwx/v2/jws"
 	"github.com/lestrrat-go/jwx/v2/jwt"
+
+	"github.com/eventreg/eventreg/libs/authapi"
 )
 
 // Issuer and Audience of the tokens an Issuer signs.
@@ -31,7 +33,8 @@ type Server struct {
 	priv    jwk.Key
 }
 
-// New starts a JWKS server that stops when t ends.
+// New starts a JWKS server that stops when t ends; on auth's path of the
+// revocation feed it answers an empty feed.
 func New(t testing.TB) *Server {
 	t.Helper()
 	raw, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
@@ -50,8 +53,12 @@ func New(t testing.TB) *Server {
 	}
 	set := jwk.NewSet()
 	_ = set.AddKey(pub)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Path == authapi.PathRevocations { // nothing is revoked
+			_ = json.NewEncoder(w).Encode(authapi.Revocations{Revoked: []authapi.Revocation{}})
+			return
+		}
 		_ = json.NewEncoder(w).Encode(set)
 	}))
 	t.Cleanup(srv.Close)

@@ -17,6 +17,7 @@ import (
 const (
 	PathSummaries   = "/internal/users/summaries"       // POST SummariesRequest → SummariesResponse
 	PathVerify      = "/internal/credentials/verify"    // POST VerifyRequest → 200 VerifyResponse | 401
+	PathAccount     = "/internal/credentials/account"   // POST AccountRequest → 200 AccountResponse | 404
 	PathPermissions = "/internal/users/:id/permissions" // GET → PermissionsResponse | 404
 )
 
@@ -56,6 +57,16 @@ type VerifyResponse struct {
 	UserID int64 `json:"userId"`
 }
 
+// AccountRequest names an account by username or email.
+type AccountRequest struct {
+	Username string `json:"username"`
+}
+
+// AccountResponse is the id of the account named.
+type AccountResponse struct {
+	UserID int64 `json:"userId"`
+}
+
 // PermissionsResponse lists the permissions a user holds through roles,
 // global and for the current convention.
 type PermissionsResponse struct {
@@ -68,7 +79,7 @@ type Client struct{ c *svcclient.Client }
 
 // NewClient returns a client for the users internal listener at baseURL.
 func NewClient(baseURL string, timeout time.Duration) *Client {
-	return &Client{c: svcclient.New(baseURL, timeout)}
+	return &Client{c: svcclient.New("users", baseURL, timeout)}
 }
 
 // Summaries returns the users with the given ids (at most MaxSummaryIDs),
@@ -113,6 +124,20 @@ func (c *Client) Verify(ctx context.Context, username, password string) (int64, 
 
 // ErrNotFound is returned when the user does not exist.
 var ErrNotFound = fmt.Errorf("user not found")
+
+// Account returns the id of the account a username or email names (case is
+// ignored), ErrNotFound, or an error wrapping svcclient.ErrUnavailable.
+func (c *Client) Account(ctx context.Context, login string) (int64, error) {
+	var resp AccountResponse
+	err := c.c.Do(ctx, http.MethodPost, PathAccount, AccountRequest{Username: login}, &resp)
+	if svcclient.IsStatus(err, http.StatusNotFound) {
+		return 0, ErrNotFound
+	}
+	if err != nil {
+		return 0, fmt.Errorf("resolving an account: %w", err)
+	}
+	return resp.UserID, nil
+}
 
 // Permissions returns the permissions a user holds.
 func (c *Client) Permissions(ctx context.Context, userID int64) ([]string, error) {

@@ -37,6 +37,15 @@ func double(t *testing.T) *httptest.Server {
 		}
 		w.WriteHeader(401)
 	})
+	mux.HandleFunc("POST /internal/credentials/account", func(w http.ResponseWriter, r *http.Request) {
+		var req usersapi.AccountRequest
+		_ = json.NewDecoder(r.Body).Decode(&req)
+		if req.Username != "alice@example.org" {
+			w.WriteHeader(404)
+			return
+		}
+		_ = json.NewEncoder(w).Encode(usersapi.AccountResponse{UserID: 1001})
+	})
 	mux.HandleFunc("GET /internal/users/{id}/permissions", func(w http.ResponseWriter, r *http.Request) {
 		if r.PathValue("id") != "1001" {
 			w.WriteHeader(404)
@@ -64,6 +73,12 @@ func TestClient(t *testing.T) {
 	}
 	if _, err := c.Verify(ctx, "alice", "nope"); !errors.Is(err, usersapi.ErrBadCredentials) {
 		t.Fatalf("bad password: %v", err)
+	}
+	if id, err := c.Account(ctx, "alice@example.org"); err != nil || id != 1001 {
+		t.Fatalf("account %d %v", id, err)
+	}
+	if _, err := c.Account(ctx, "mallory"); !errors.Is(err, usersapi.ErrNotFound) {
+		t.Fatalf("unknown account: %v", err)
 	}
 	if p, err := c.Permissions(ctx, 1001); err != nil || len(p) != 1 {
 		t.Fatalf("permissions %v %v", p, err)

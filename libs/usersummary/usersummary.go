@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/eventreg/eventreg/libs/apierror"
 	"github.com/eventreg/eventreg/libs/svcclient"
 	"github.com/eventreg/eventreg/libs/usersapi"
 )
@@ -17,16 +16,14 @@ type Source interface {
 }
 
 // UnavailableError says the users service could not answer (down, slow,
-// broken). Handlers answer it with 503 through its APIError method.
+// broken). Handlers answer it with 503 (libs/apireply).
 type UnavailableError struct{ Err error }
 
 func (e *UnavailableError) Error() string { return "users service unavailable: " + e.Err.Error() }
 func (e *UnavailableError) Unwrap() error { return e.Err }
 
-// APIError is the 503 to send.
-func (e *UnavailableError) APIError() *apierror.Error {
-	return apierror.Unavailable("The users service")
-}
+// Dependency names the users service for the 503.
+func (e *UnavailableError) Dependency() string { return "The users service" }
 
 // IsUnavailable reports whether err is (or wraps) an UnavailableError.
 func IsUnavailable(err error) bool {

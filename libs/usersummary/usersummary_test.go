@@ -51,7 +51,7 @@ func TestFetch(t *testing.T) {
 		defer users.SetStatus(0)
 		_, err := usersummary.Fetch(ctx, client, []int64{1})
 		var ue *usersummary.UnavailableError
-		if !errors.As(err, &ue) || ue.APIError().Status != 503 || !usersummary.IsUnavailable(err) {
+		if !errors.As(err, &ue) || ue.Dependency() != "The users service" || !usersummary.IsUnavailable(err) {
 			t.Fatalf("err %v", err)
 		}
 	})

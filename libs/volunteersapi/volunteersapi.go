@@ -26,7 +26,7 @@ type Client struct{ c *svcclient.Client }
 
 // NewClient returns a client for the volunteers internal listener at baseURL.
 func NewClient(baseURL string, timeout time.Duration) *Client {
-	return &Client{c: svcclient.New(baseURL, timeout)}
+	return &Client{c: svcclient.New("volunteers", baseURL, timeout)}
 }
 
 // Status returns the user's volunteer status (false, false for an unknown

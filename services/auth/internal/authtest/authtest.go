@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gin-gonic/gin"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
 
@@ -78,7 +79,7 @@ var (
 )
 
 // UsersDouble is a test double of the users service's internal API
-// (libs/usersapi: credential verification and permissions), standing in for
+// (libs/usersapi: credential verification, accounts and permissions), standing in for
 // the real users service, which is another module. It compares passwords in
 // plain text; the real service checks argon2id hashes.
 type UsersDouble struct {
@@ -152,6 +153,22 @@ func (d *UsersDouble) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		w.WriteHeader(http.StatusUnauthorized)
 		_, _ = w.Write([]byte(`{"errors":{"authentication":{"message":"Invalid credentials."}}}`))
+	case r.Method == http.MethodPost && r.URL.Path == usersapi.PathAccount:
+		var req usersapi.AccountRequest
+		body, _ := io.ReadAll(r.Body)
+		if json.Unmarshal(body, &req) != nil {
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		login := strings.TrimSpace(req.Username)
+		for _, u := range d.users {
+			if strings.EqualFold(u.Username, login) || strings.EqualFold(u.Email, login) {
+				_ = json.NewEncoder(w).Encode(usersapi.AccountResponse{UserID: u.ID})
+				return
+			}
+		}
+		w.WriteHeader(http.StatusNotFound)
+		_, _ = w.Write([]byte(`{"errors":{"resource":{"message":"No such user."}}}`))
 	case r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/internal/users/") && strings.HasSuffix(r.URL.Path, "/permissions"):
 		id, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/internal/users/"), "/permissions"), 10, 64)
 		for _, u := range d.users {
@@ -181,7 +198,9 @@ type Server struct {
 	App         *server.App
 	Clients     *client.Service
 	Logs        *testkit.SyncBuffer
-	cancel      context.CancelFunc
+	// Routes are the public routes auth registered.
+	Routes []gin.RouteInfo
+	cancel context.CancelFunc
 }
 
 // Options tune Start.
@@ -255,7 +274,7 @@ func Start(t testing.TB, opts Options) *Server {
 	done := make(chan error, 1)
 	go func() { done <- rt.Serve(ctx) }()
 	s := &Server{URL: cfg.Issuer, InternalURL: "http://" + rt.Server.InternalAddr(), Config: cfg, Pool: rt.Pool, Redis: app.Redis, RedisProc: proc,
-		Users: double, App: app, Logs: logs, cancel: cancel, redisDir: redisDir, redisPort: redisPort,
+		Users: double, App: app, Logs: logs, Routes: rt.Server.Public.Routes(), cancel: cancel, redisDir: redisDir, redisPort: redisPort,
 		Clients: client.NewService(clientdb.New(rt.Pool), clientsecret.NewHasher([]byte(cfg.ClientSecretKey)), 0)}
 	t.Cleanup(func() {
 		cancel()

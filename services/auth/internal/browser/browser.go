@@ -30,6 +30,9 @@ import (
 // Users is what the pages need from the users service (usersapi.Client).
 type Users interface {
 	Verify(ctx context.Context, username, password string) (int64, error)
+	// Account returns the id of the user a username or email names, or
+	// usersapi.ErrNotFound.
+	Account(ctx context.Context, login string) (int64, error)
 	Permissions(ctx context.Context, userID int64) ([]string, error)
 }
 
@@ -56,7 +59,8 @@ type Deps struct {
 	Sessions *session.Store
 	Codes    *authcode.Store
 	Refresh  *refreshtoken.Store
-	// Sign-in attempts are counted before the password is checked. Over
+	// Sign-in attempts are counted before the password is checked, against
+	// the account the typed username or email names (accountKey). Over
 	// AccountAddressFailures (per account and client address) or
 	// AddressFailures (per client address) sign-in is refused for a while;
 	// AccountFailures (per account from any address) only slows failed
@@ -408,7 +412,13 @@ func (h *Handler) login(c *gin.Context) {
 		h.renderLogin(c, http.StatusBadRequest, next, "", username, badCredentials)
 		return
 	}
-	counted, wait, slow, err := h.countAttempt(ctx, strings.ToLower(username), c.ClientIP())
+	account, err := h.accountKey(ctx, username)
+	if err != nil {
+		h.log.WarnContext(ctx, "resolving the account of a sign-in failed", "error", err.Error())
+		h.unavailable(c)
+		return
+	}
+	counted, wait, slow, err := h.countAttempt(ctx, account, c.ClientIP())
 	if err != nil {
 		h.log.WarnContext(ctx, "login rate limit unavailable", "error", err.Error())
 		h.unavailable(c)
@@ -452,8 +462,25 @@ type attempt struct {
 	key string
 }
 
-// countAttempt counts a sign-in attempt for account (the trimmed, lowercased
-// username or email) from address before the password is checked, atomically,
+// accountKey is the key sign-in attempts naming login (trimmed) count
+// under: the account's id when login names one, so that its username and
+// its email (in any case) count together; else the lowercased login. Both
+// cost the same users call and get the same answers, so the key does not
+// tell an unknown login from a known one.
+func (h *Handler) accountKey(ctx context.Context, login string) (string, error) {
+	id, err := h.Users.Account(ctx, login)
+	switch {
+	case err == nil:
+		return "user:" + strconv.FormatInt(id, 10), nil
+	case errors.Is(err, usersapi.ErrNotFound):
+		return "login:" + strings.ToLower(login), nil
+	default:
+		return "", err
+	}
+}
+
+// countAttempt counts a sign-in attempt for account (accountKey) from
+// address before the password is checked, atomically,
 // so parallel guesses cannot all pass. It returns what it counted (to refund
 // when the attempt succeeds), the wait when a hard limit is reached (then
 // nothing stays counted), and whether a failure should be answered slowly.

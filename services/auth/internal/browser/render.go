@@ -14,6 +14,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/eventreg/eventreg/libs/httpserver"
 	"github.com/eventreg/eventreg/services/auth/internal/randtoken"
 )
 
@@ -120,8 +121,13 @@ const (
 	hostPrefix    = "__Host-"
 )
 
+// secure tells a request that reached the server over https: an https
+// issuer, TLS here, or X-Forwarded-Proto from a trusted proxy
+// (TRUSTED_PROXIES, as for the client address); anyone else's header is
+// ignored.
 func (h *Handler) secure(c *gin.Context) bool {
-	return h.secureCookies || c.Request.TLS != nil || strings.EqualFold(c.GetHeader("X-Forwarded-Proto"), "https")
+	return h.secureCookies || c.Request.TLS != nil ||
+		(strings.EqualFold(c.GetHeader("X-Forwarded-Proto"), "https") && httpserver.FromTrustedProxy(c))
 }
 
 // cookie reads the cookie named base under the name this request's security gives it.

@@ -156,6 +156,17 @@ func (s Set) Missing(perms []string) []string {
 	return out
 }
 
+// Within returns the scopes of s that other has too, in s's order.
+func (s Set) Within(other Set) Set {
+	out := Set{}
+	for _, n := range s {
+		if other.Contains(n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
 // Standing returns the scopes of s that still stand: those the client is
 // still approved for (clientScopes) and, for sensitive ones, whose
 // permission the user still holds (perms).

@@ -3,6 +3,7 @@ package server_test
 import (
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -88,10 +89,30 @@ func feedHas(t *testing.T, s *authtest.Server, key, value string) bool {
 
 func TestGrantsFollowTheirSources(t *testing.T) {
 	carol, dave, erin, fred, gina := staffUser(2001, "carol"), staffUser(2002, "dave"), staffUser(2003, "erin"), staffUser(2004, "fred"), staffUser(2005, "gina")
-	s := authtest.Start(t, authtest.Options{Users: []authtest.User{authtest.Alice, authtest.Bob, carol, dave, erin, fred, gina}})
+	hank, ivy, jack, kate := staffUser(2006, "hank"), staffUser(2007, "ivy"), staffUser(2008, "jack"), staffUser(2009, "kate")
+	// No client cache: a scope taken from an app counts at once, not after CLIENT_CACHE_TTL.
+	s := authtest.Start(t, authtest.Options{Users: []authtest.User{authtest.Alice, authtest.Bob, carol, dave, erin, fred, gina, hank, ivy, jack, kate},
+		Env: map[string]string{"CLIENT_CACHE_TTL": "0"}})
 	staff := oboConfig(s, authtest.StaffID, authtest.StaffSecret, "pii:basic", "registration:read")
 	withoutRegistrations := []string{"system:login", "user:read", "volunteer:read"}
 
+	t.Run("a refresh keeps the sensitive scopes the user and the app still hold", func(t *testing.T) {
+		tok := grant(t, s, staff, kate)
+		m := map[string]any{"refresh_token": tok.RefreshToken}
+		for range 2 {
+			var st int
+			st, m = refreshWith(t, s, m["refresh_token"].(string), authtest.StaffID, authtest.StaffSecret)
+			if st != 200 || m["scope"] != "pii:basic registration:read" || claimsOf(t, m["access_token"].(string))["scope"] != "pii:basic registration:read" {
+				t.Fatalf("%d %v", st, m)
+			}
+		}
+		st, _, body := post(t, s.URL+"/api/oauth/token", form, url.Values{"grant_type": {"refresh_token"},
+			"refresh_token": {m["refresh_token"].(string)}, "scope": {"registration:read"}}.Encode(), authtest.StaffID, authtest.StaffSecret)
+		m = decode(t, body)
+		if st != 200 || m["scope"] != "registration:read" {
+			t.Fatalf("narrowing to the sensitive scope: %d %v", st, m)
+		}
+	})
 	t.Run("a permission taken from the user is dropped from the next refresh, for good", func(t *testing.T) {
 		tok := grant(t, s, staff, carol)
 		if got := tok.Extra("scope"); got != "pii:basic registration:read" {
@@ -150,6 +171,46 @@ func TestGrantsFollowTheirSources(t *testing.T) {
 		if tok.Extra("scope") != "pii:basic" {
 			t.Fatalf("exchange granted %v", tok.Extra("scope"))
 		}
+	})
+	// code returns a code of user for cfg, with its PKCE verifier.
+	code := func(t *testing.T, cfg *oauth2.Config, user authtest.User) (string, string) {
+		t.Helper()
+		verifier := oauth2.GenerateVerifier()
+		return authorize(t, s, newBrowser(t), cfg.AuthCodeURL("s", oauth2.S256ChallengeOption(verifier)), user), verifier
+	}
+	// invalidGrant checks err is invalid_grant for the reason why.
+	invalidGrant := func(t *testing.T, err error, why string) {
+		t.Helper()
+		var re *oauth2.RetrieveError
+		if !errors.As(err, &re) || re.ErrorCode != "invalid_grant" || !strings.Contains(re.ErrorDescription, why) {
+			t.Fatalf("exchange: %v, want invalid_grant (%s)", err, why)
+		}
+	}
+	t.Run("a code redeemed after its user was deleted is invalid_grant", func(t *testing.T) {
+		c, verifier := code(t, staff, hank)
+		s.Users.Remove(hank.ID)
+		_, err := exchange(t, staff, c, verifier)
+		invalidGrant(t, err, "no longer exists")
+	})
+	t.Run("a code redeemed after the app lost a scope is narrowed to what the app still has", func(t *testing.T) {
+		c, verifier := code(t, staff, ivy)
+		setClientScopes(t, s, 503, []string{"pii:basic", "pii:email", "user:read"})
+		t.Cleanup(func() { setClientScopes(t, s, 503, nil) })
+		tok, err := exchange(t, staff, c, verifier)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := tok.Extra("scope"); got != "pii:basic" || claimsOf(t, tok.AccessToken)["scope"] != "pii:basic" {
+			t.Fatalf("exchange granted %v", got)
+		}
+	})
+	t.Run("a code redeemed after the app lost every scope of it is invalid_grant", func(t *testing.T) {
+		only := oboConfig(s, authtest.StaffID, authtest.StaffSecret, "registration:read")
+		c, verifier := code(t, only, jack)
+		setClientScopes(t, s, 503, []string{"pii:basic", "pii:email", "user:read"})
+		t.Cleanup(func() { setClientScopes(t, s, 503, nil) })
+		_, err := exchange(t, only, c, verifier)
+		invalidGrant(t, err, "Nothing this grant authorized is still allowed")
 	})
 	t.Run("the users service being down is a 503, and the token keeps working after", func(t *testing.T) {
 		tok := grant(t, s, oboConfig(s, authtest.BadgeID, authtest.BadgeSecret, "pii:basic"), authtest.Bob)

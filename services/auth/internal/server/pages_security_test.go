@@ -198,6 +198,35 @@ func TestCookieNamesFollowTheRequestsSecurity(t *testing.T) {
 	})
 }
 
+func TestForwardedProtoOnlyFromTrustedProxies(t *testing.T) {
+	// csrfCookie is the name of the CSRF cookie the login page sets when
+	// asked with X-Forwarded-Proto: https.
+	csrfCookie := func(t *testing.T, s *authtest.Server) string {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, s.URL+"/oauth/login", nil)
+		req.Header.Set("X-Forwarded-Proto", "https")
+		p := newBrowser(t).do(req)
+		for _, c := range (&http.Response{Header: p.header}).Cookies() {
+			if strings.HasSuffix(c.Name, "eventreg_csrf") {
+				return c.Name
+			}
+		}
+		t.Fatalf("no CSRF cookie: %v", p.header)
+		return ""
+	}
+	t.Run("from a trusted proxy it makes the cookies __Host- ones", func(t *testing.T) {
+		if got := csrfCookie(t, authtest.Start(t, authtest.Options{})); got != "__Host-eventreg_csrf" {
+			t.Fatalf("%s", got)
+		}
+	})
+	t.Run("from any other peer it is ignored", func(t *testing.T) {
+		s := authtest.Start(t, authtest.Options{Env: map[string]string{"TRUSTED_PROXIES": "10.0.0.0/8"}})
+		if got := csrfCookie(t, s); got != "eventreg_csrf" {
+			t.Fatalf("%s", got)
+		}
+	})
+}
+
 func TestCSRFTokenBoundToSession(t *testing.T) {
 	s := authtest.Start(t, authtest.Options{})
 	revoke := func(b *browser, token string) page {
@@ -327,6 +356,31 @@ func TestLoginThrottlingCountsBeforeVerifying(t *testing.T) {
 		if p := loginFrom(t, s, "192.0.2.100", "alice", authtest.Alice.Password); p.status != http.StatusSeeOther {
 			t.Fatalf("the right password: %d", p.status)
 		}
+	})
+	s.Redis.FlushAll(bg())
+
+	t.Run("the username and the email of one account count together", func(t *testing.T) {
+		const addr = "198.51.100.11"
+		for i, login := range []string{"alice", "Alice@Example.org", " ALICE "} {
+			if p := loginFrom(t, s, addr, login, "wrong"); p.status != http.StatusBadRequest {
+				t.Fatalf("failure %d (%s): %d", i+1, login, p.status)
+			}
+		}
+		for _, login := range []string{"alice@example.org", "alice"} {
+			if p := loginFrom(t, s, addr, login, authtest.Alice.Password); p.status != http.StatusTooManyRequests {
+				t.Fatalf("%s after three failures under both names: %d, want 429", login, p.status)
+			}
+		}
+		t.Run("an unknown login is counted under itself and answered alike", func(t *testing.T) {
+			for i := 0; i < perAccount; i++ {
+				if p := loginFrom(t, s, addr, "Mallory@Example.org", "wrong"); p.status != http.StatusBadRequest || !strings.Contains(p.body, "The username or password is incorrect.") {
+					t.Fatalf("failure %d: %d %s", i+1, p.status, p.body)
+				}
+			}
+			if p := loginFrom(t, s, addr, "mallory@example.org", "wrong"); p.status != http.StatusTooManyRequests {
+				t.Fatalf("past the allowance: %d", p.status)
+			}
+		})
 	})
 	s.Redis.FlushAll(bg())
 

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -375,6 +376,16 @@ func TestAuthorizedAppsRevocation(t *testing.T) {
 			t.Fatal("app still listed")
 		}
 	})
+	t.Run("revoking an app stops its access tokens: inactive at introspection, their sid on the revocation feed", func(t *testing.T) {
+		for _, at := range []string{tok.AccessToken, tok2.AccessToken} {
+			if m := introspect(t, s, at); m["active"] != false {
+				t.Fatalf("an access token of the revoked app is still active: %v", m)
+			}
+			if sid, _ := claimsOf(t, at)["sid"].(string); sid == "" || !feedHas(t, s, "sid", sid) {
+				t.Fatalf("the sid %q of an access token of the revoked app is not on the revocation feed", sid)
+			}
+		}
+	})
 }
 
 func TestCodeRules(t *testing.T) {
@@ -677,6 +688,17 @@ func TestRedisDown(t *testing.T) {
 	t.Run("client credentials keep working without Redis", func(t *testing.T) {
 		if st, _, body := post(t, s.URL+"/api/oauth/token", form, "grant_type=client_credentials", authtest.ServiceID, authtest.ServiceSecret); st != 200 {
 			t.Fatalf("%d %s", st, body)
+		}
+	})
+	t.Run("readiness stays 200: the outage is answered per request, not by leaving the load balancer", func(t *testing.T) {
+		resp, err := http.Get(s.InternalURL + "/readyz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("/readyz with Redis down: %d %s", resp.StatusCode, body)
 		}
 	})
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/eventreg/eventreg/libs/apierror"
+	"github.com/eventreg/eventreg/libs/apireply"
 	"github.com/eventreg/eventreg/libs/authapi"
 	"github.com/eventreg/eventreg/libs/cursor"
 	"github.com/eventreg/eventreg/libs/redisdb"
@@ -30,7 +31,8 @@ import (
 	"github.com/eventreg/eventreg/services/auth/internal/clientsecret"
 	"github.com/eventreg/eventreg/services/auth/internal/config"
 	"github.com/eventreg/eventreg/services/auth/internal/consent/consentdb"
-	"github.com/eventreg/eventreg/services/auth/internal/oauth"
+	"github.com/eventreg/eventreg/services/auth/internal/grant"
+	"github.com/eventreg/eventreg/services/auth/internal/grantapi"
 	"github.com/eventreg/eventreg/services/auth/internal/ratelimit"
 	"github.com/eventreg/eventreg/services/auth/internal/refreshtoken"
 	"github.com/eventreg/eventreg/services/auth/internal/session"
@@ -74,7 +76,7 @@ func Build(ctx context.Context, cfg config.Serve, log *slog.Logger, pool *pgxpoo
 	refresh := refreshtoken.New(rdb, denylist, refreshtoken.Lifetimes{Idle: cfg.RefreshIdleTTL, Absolute: cfg.RefreshAbsoluteTTL})
 	codes := authcode.New(rdb, cfg.AuthCodeTTL)
 
-	(&oauth.Handler{
+	grantapi.New(&grant.Service{
 		Clients: clients, Tokens: tokens, Codes: codes, Refresh: refresh, Denylist: denylist, Users: users,
 		ClientFailures: ratelimit.NewFailures(rdb, "client", cfg.ClientAuthFailures, cfg.ClientFailureWindow),
 		Issuer:         issuer, Log: log, Metrics: metrics,
@@ -101,8 +103,8 @@ func Build(ctx context.Context, cfg config.Serve, log *slog.Logger, pool *pgxpoo
 	}
 	pages.Register(public)
 
-	public.GET(oauth.PathJWKS, jwks(keys))
-	internal.GET(oauth.PathJWKS, jwks(keys))
+	public.GET(grantapi.PathJWKS, jwks(keys))
+	internal.GET(grantapi.PathJWKS, jwks(keys))
 	app := &App{Keys: keys, Clients: clients}
 	if err := buildWebhooks(app, cfg, log, pool, tokens, denylist, metrics, public, internal); err != nil {
 		return nil, err
@@ -172,7 +174,7 @@ func jwks(keys *signing.Manager) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		if err := keys.Ready(c.Request.Context()); err != nil {
 			c.Header("Cache-Control", "no-store")
-			apierror.Abort(c, apierror.Unavailable("The key set"))
+			apireply.Abort(c, apierror.Unavailable("The key set"))
 			return
 		}
 		c.Header("Cache-Control", "public, max-age=60")

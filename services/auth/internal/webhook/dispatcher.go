@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/eventreg/eventreg/libs/authapi"
+	"github.com/eventreg/eventreg/libs/logging"
 )
 
 // DispatcherConfig tunes the dispatcher (config.Webhooks).
@@ -93,12 +94,14 @@ func (d *Dispatcher) Run(ctx context.Context) {
 	poll := time.NewTicker(d.cfg.PollInterval)
 	defer poll.Stop()
 	slots := make(chan struct{}, d.cfg.Workers)
-	var claimErrors errorLog
+	var claimErrors logging.Recurring
 	for {
 		if free := cap(slots) - len(slots); free > 0 {
 			claims, err := d.queue.Claim(ctx, free, d.cfg.EndpointConcurrency, d.cfg.Lease)
 			if err != nil && ctx.Err() == nil {
-				claimErrors.report(d.log, "claiming webhook deliveries failed", err)
+				if claimErrors.Due(time.Now()) {
+					d.log.Warn("claiming webhook deliveries failed", "error", err.Error())
+				}
 			}
 			for _, c := range claims {
 				slots <- struct{}{}
@@ -121,13 +124,15 @@ func (d *Dispatcher) Run(ctx context.Context) {
 
 // listen keeps a LISTEN connection, reconnecting after failures.
 func (d *Dispatcher) listen(ctx context.Context, wake func()) {
-	var failures errorLog
+	var failures logging.Recurring
 	for ctx.Err() == nil {
 		err := d.queue.Listen(ctx, wake)
 		if ctx.Err() != nil {
 			return
 		}
-		failures.report(d.log, "listening for webhook notifications failed; polling meanwhile", err)
+		if failures.Due(time.Now()) {
+			d.log.Warn("listening for webhook notifications failed; polling meanwhile", "error", err.Error())
+		}
 		select {
 		case <-ctx.Done():
 		case <-time.After(time.Second):
@@ -228,14 +233,4 @@ func (d *Dispatcher) unwanted(c Claim) string {
 		return "the subscription no longer lists " + c.EventType
 	}
 	return ""
-}
-
-// errorLog logs a recurring failure at most once a minute.
-type errorLog struct{ last time.Time }
-
-func (l *errorLog) report(log *slog.Logger, msg string, err error) {
-	if now := time.Now(); now.Sub(l.last) >= time.Minute {
-		l.last = now
-		log.Warn(msg, "error", err.Error())
-	}
 }

@@ -5,7 +5,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/eventreg/eventreg/libs/apierror"
+	"github.com/eventreg/eventreg/libs/apireply"
 	"github.com/eventreg/eventreg/libs/page"
 
 	"github.com/eventreg/eventreg/services/auth/internal/webhook"
@@ -24,7 +24,7 @@ type deliveriesFilter struct {
 func (h *Handler) deliveries(c *gin.Context) {
 	limit, e := page.ParseLimit(c.Query("limit"))
 	if e != nil {
-		apierror.Abort(c, e)
+		apireply.Abort(c, e)
 		return
 	}
 	state := webhook.DeliveryState(c.Query("state"))
@@ -37,7 +37,7 @@ func (h *Handler) deliveries(c *gin.Context) {
 	}
 	ks, e := pager.Start(next, limit, filter)
 	if e != nil {
-		apierror.Abort(c, e)
+		apireply.Abort(c, e)
 		return
 	}
 	ds, more, err := h.Webhooks.Deliveries(c.Request.Context(), owner(c), c.Param("id"), state, ks.After, ks.Limit)

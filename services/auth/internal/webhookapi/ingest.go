@@ -10,6 +10,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/eventreg/eventreg/libs/apierror"
+	"github.com/eventreg/eventreg/libs/apireply"
 	"github.com/eventreg/eventreg/libs/authapi"
 )
 
@@ -22,12 +23,12 @@ const MaxEventBatchBytes = 8 << 20
 func (h *Handler) ingest(c *gin.Context) {
 	body, e := readJSON(c, MaxEventBatchBytes)
 	if e != nil {
-		apierror.Abort(c, e)
+		apireply.Abort(c, e)
 		return
 	}
 	batch, e := decodeBatch(body)
 	if e != nil {
-		apierror.Abort(c, e)
+		apireply.Abort(c, e)
 		return
 	}
 	n, err := h.Webhooks.Ingest(c.Request.Context(), batch.Events)

@@ -6,6 +6,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/eventreg/eventreg/libs/apierror"
+	"github.com/eventreg/eventreg/libs/apireply"
 	"github.com/eventreg/eventreg/libs/page"
 
 	"github.com/eventreg/eventreg/services/auth/internal/webhook"
@@ -14,7 +15,7 @@ import (
 func (h *Handler) create(c *gin.Context) {
 	o, e := readObject(c, "url", "events", "description")
 	if e != nil {
-		apierror.Abort(c, e)
+		apireply.Abort(c, e)
 		return
 	}
 	var n webhook.NewSubscription
@@ -26,7 +27,7 @@ func (h *Handler) create(c *gin.Context) {
 		n.Description = *d
 	}
 	if e := o.err(); e != nil {
-		apierror.Abort(c, e)
+		apireply.Abort(c, e)
 		return
 	}
 	sub, err := h.Webhooks.Create(c.Request.Context(), owner(c), n)
@@ -64,7 +65,7 @@ func (h *Handler) get(c *gin.Context) {
 func (h *Handler) update(c *gin.Context) {
 	o, e := readObject(c, "url", "events", "description", "state")
 	if e != nil {
-		apierror.Abort(c, e)
+		apireply.Abort(c, e)
 		return
 	}
 	var ch webhook.Change
@@ -83,11 +84,11 @@ func (h *Handler) update(c *gin.Context) {
 		ch.State = &st
 	}
 	if e := o.err(); e != nil {
-		apierror.Abort(c, e)
+		apireply.Abort(c, e)
 		return
 	}
 	if len(o.members) == 0 {
-		apierror.Abort(c, apierror.Validation("Send at least one of url, events, description, state.", nil))
+		apireply.Abort(c, apierror.Validation("Send at least one of url, events, description, state.", nil))
 		return
 	}
 	sub, err := h.Webhooks.Update(c.Request.Context(), owner(c), c.Param("id"), ch)

@@ -74,32 +74,31 @@ const ownerKey = "webhookapi.owner"
 func (h *Handler) authenticate(c *gin.Context) {
 	raw, ok := tokenauth.Bearer(c.GetHeader("Authorization"))
 	if !ok {
-		apierror.Abort(c, apierror.MissingToken())
+		apireply.Abort(c, apierror.MissingToken())
 		return
 	}
 	claims, err := h.Tokens.Read(raw)
 	if err != nil {
-		apierror.Abort(c, apierror.Unauthenticated(errors.Is(err, accesstoken.ErrExpired)))
+		apireply.Abort(c, apierror.Unauthenticated(errors.Is(err, accesstoken.ErrExpired)))
 		return
 	}
 	revoked, err := h.Denylist.Revoked(c.Request.Context(), claims.ID, claims.SessionID)
 	if err != nil {
-		h.Log.WarnContext(c.Request.Context(), "reading the access-token denylist failed", "error", err.Error())
-		apierror.Abort(c, apierror.Unavailable("Token verification"))
+		h.fail(c, apierror.DependencyFailed("Token verification", err))
 		return
 	}
 	if revoked {
-		apierror.Abort(c, apierror.Unauthenticated(false))
+		apireply.Abort(c, apierror.Unauthenticated(false))
 		return
 	}
 	c.Set(httpserver.LogClientIDKey, claims.ClientID)
 	if !scope.Parse(claims.Scope).Contains(ScopeManage) {
-		apierror.Abort(c, apierror.InsufficientScope(ScopeManage))
+		apireply.Abort(c, apierror.InsufficientScope(ScopeManage))
 		return
 	}
 	owner, err := strconv.ParseInt(claims.ClientID, 10, 64)
 	if err != nil || owner <= 0 || claims.Subject != accesstoken.ClientSubject(owner) {
-		apierror.Abort(c, apierror.Forbidden("Only an app's own client-credentials token may manage its webhooks, not a token acting for a user."))
+		apireply.Abort(c, apierror.Forbidden("Only an app's own client-credentials token may manage its webhooks, not a token acting for a user."))
 		return
 	}
 	c.Set(ownerKey, owner)
@@ -108,27 +107,28 @@ func (h *Handler) authenticate(c *gin.Context) {
 
 func owner(c *gin.Context) int64 { return c.GetInt64(ownerKey) }
 
+// errorRules map the business errors of webhook to their responses;
+// everything else takes the path every service shares (libs/apireply).
+var errorRules = []apireply.Rule{
+	apireply.As(func(e *webhook.InvalidError) *apierror.Error { return apierror.Validation(e.Message, e.Fields) }),
+	apireply.As(func(e *webhook.ScopeError) *apierror.Error {
+		r := apierror.InsufficientScope(e.Scope)
+		r.Message = "This app is not approved for the scope " + e.Scope + ", which the event " + e.Event + " needs."
+		return r
+	}),
+	apireply.Is(webhook.ErrNotFound, func() *apierror.Error { return apierror.NotFound("No such webhook subscription.") }),
+	apireply.Is(webhook.ErrDeliveryNotFound, func() *apierror.Error {
+		return apierror.NotFound("No such delivery of this webhook subscription.")
+	}),
+	apireply.Is(webhook.ErrTooMany, func() *apierror.Error {
+		return apierror.Validation("This app already has "+strconv.Itoa(webhook.MaxSubscriptions)+
+			" webhook subscriptions, the most allowed; delete one first.", nil)
+	}),
+	// The app was deleted since its token was issued.
+	apireply.Is(webhook.ErrAppNotFound, func() *apierror.Error { return apierror.Unauthenticated(false) }),
+}
+
 // fail answers the error the business returned.
 func (h *Handler) fail(c *gin.Context, err error) {
-	var invalid *webhook.InvalidError
-	var scopeErr *webhook.ScopeError
-	switch {
-	case errors.As(err, &invalid):
-		apierror.Abort(c, apierror.Validation(invalid.Message, invalid.Fields))
-	case errors.As(err, &scopeErr):
-		e := apierror.InsufficientScope(scopeErr.Scope)
-		e.Message = "This app is not approved for the scope " + scopeErr.Scope + ", which the event " + scopeErr.Event + " needs."
-		apierror.Abort(c, e)
-	case errors.Is(err, webhook.ErrNotFound):
-		apierror.Abort(c, apierror.NotFound("No such webhook subscription."))
-	case errors.Is(err, webhook.ErrDeliveryNotFound):
-		apierror.Abort(c, apierror.NotFound("No such delivery of this webhook subscription."))
-	case errors.Is(err, webhook.ErrTooMany):
-		apierror.Abort(c, apierror.Validation("This app already has "+strconv.Itoa(webhook.MaxSubscriptions)+
-			" webhook subscriptions, the most allowed; delete one first.", nil))
-	case errors.Is(err, webhook.ErrAppNotFound):
-		apierror.Abort(c, apierror.Unauthenticated(false)) // the app was deleted since its token was issued
-	default:
-		apireply.Error(c, h.Log, err)
-	}
+	apireply.Replier{Log: h.Log, Rules: errorRules}.Error(c, err)
 }

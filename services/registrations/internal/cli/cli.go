@@ -11,15 +11,13 @@ import (
 
 	"github.com/eventreg/eventreg/libs/apireply"
 	"github.com/eventreg/eventreg/libs/fixture"
-	"github.com/eventreg/eventreg/libs/page"
 	"github.com/eventreg/eventreg/libs/pgdb"
 	"github.com/eventreg/eventreg/libs/service"
 	"github.com/eventreg/eventreg/libs/userid"
-	"github.com/eventreg/eventreg/libs/usersapi"
 	"github.com/eventreg/eventreg/services/registrations/internal/config"
 	"github.com/eventreg/eventreg/services/registrations/internal/registration"
 	"github.com/eventreg/eventreg/services/registrations/internal/registration/registrationdb"
-	"github.com/eventreg/eventreg/services/registrations/internal/registrationapi"
+	"github.com/eventreg/eventreg/services/registrations/internal/server"
 	"github.com/eventreg/eventreg/services/registrations/migrations"
 )
 
@@ -58,24 +56,14 @@ func serveCommand() *cobra.Command {
 	}
 }
 
-// Serve runs the service: config → runtime (logger, telemetry, database,
-// servers) → token validation → business → routes → serve until ctx ends.
+// Serve runs the service: runtime (logger, telemetry, database, servers),
+// then server.Mount, then serve until ctx ends.
 func Serve(ctx context.Context, cfg config.Serve) error {
-	set := migrations.Set()
-	rt, err := service.Start(ctx, "registrations", cfg.Base, set)
+	rt, err := service.Start(ctx, "registrations", cfg.Base, migrations.Set())
 	if err != nil {
 		return err
 	}
-	deps, err := service.StartResource(ctx, rt, cfg.Resource)
-	if err != nil {
-		return err
-	}
-	users := usersapi.NewClient(cfg.UsersInternalURL, cfg.UsersTimeout)
-	svc := registration.NewService(registrationdb.New(rt.Pool), users, cfg.ConventionID)
-	h := registrationapi.New(svc, page.Paginator{Codec: deps.Cursor, Query: "registrations.search"}, rt.Log)
-	registrationapi.Register(rt.Server.Public, deps.ProtectedAndLimited, h) // token, scope, then the per-client rate limit
-	// The outbox relay: committed registration events, rendered as the read API renders them, to auth.
-	if err := service.StartRelay(ctx, rt, cfg.AuthInternalURL, registrationapi.RenderEvents(users)); err != nil {
+	if err := server.Mount(ctx, cfg, rt); err != nil {
 		return err
 	}
 	return rt.Serve(ctx)

@@ -5,13 +5,14 @@ import (
 	"testing"
 
 	"github.com/eventreg/eventreg/libs/fixture"
-	"github.com/eventreg/eventreg/libs/page"
 	"github.com/eventreg/eventreg/libs/resourcetest"
+	"github.com/eventreg/eventreg/libs/service"
 	"github.com/eventreg/eventreg/libs/testkit"
 	"github.com/eventreg/eventreg/libs/usersapitest"
+	"github.com/eventreg/eventreg/services/registrations/internal/config"
 	"github.com/eventreg/eventreg/services/registrations/internal/registration"
 	"github.com/eventreg/eventreg/services/registrations/internal/registration/registrationdb"
-	"github.com/eventreg/eventreg/services/registrations/internal/registrationapi"
+	"github.com/eventreg/eventreg/services/registrations/internal/server"
 	"github.com/eventreg/eventreg/services/registrations/migrations"
 )
 
@@ -33,11 +34,11 @@ func newEnv(t testing.TB, o envOptions) *env {
 	t.Helper()
 	o.Service, o.Convention = "registrations", convention
 	e := &env{}
-	e.Env = resourcetest.Start(t, migrations.Set(), o, func(m resourcetest.Mount) {
-		e.Store = registrationdb.New(m.Pool)
-		svc := registration.NewService(e.Store, m.Users, convention)
-		registrationapi.Register(m.Public, m.Protected, registrationapi.New(svc, page.Paginator{Codec: m.Codec, Query: "registrations.search"}, m.Log))
+	e.Env = resourcetest.Start(t, migrations.Set(), o, func(ctx context.Context, c resourcetest.Config, rt *service.Runtime) error {
+		// The production wiring: serve runs the same Mount.
+		return server.Mount(ctx, config.Serve{Base: c.Base, Resource: c.Resource, UsersClient: c.Users}, rt)
 	})
+	e.Store = registrationdb.New(e.Pool)
 	return e
 }
 

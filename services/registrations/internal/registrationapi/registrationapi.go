@@ -27,12 +27,18 @@ const MaxFilterUserIDs = 100
 type Handler struct {
 	svc   *registration.Service
 	pager page.Paginator
-	log   *slog.Logger
+	reply apireply.Replier
 }
 
 // New returns the handler.
 func New(svc *registration.Service, pager page.Paginator, log *slog.Logger) *Handler {
-	return &Handler{svc: svc, pager: pager, log: log}
+	return &Handler{svc: svc, pager: pager, reply: apireply.Replier{Log: log, Rules: errorRules}}
+}
+
+// errorRules map the business errors to their responses; everything else
+// takes the path every service shares (libs/apireply).
+var errorRules = []apireply.Rule{
+	apireply.Is(registration.ErrNotFound, func() *apierror.Error { return apierror.NotFound("The user has no registration for this convention.") }),
 }
 
 // Register adds the routes to the public engine behind protected (the
@@ -43,7 +49,7 @@ func Register(r gin.IRoutes, protected func(scope string) []gin.HandlerFunc, h *
 }
 
 func (h *Handler) get(c *gin.Context) {
-	apireply.UserRecord(c, h.log, h.svc.Get, registration.ErrNotFound, "The user has no registration for this convention.", toJSON)
+	apireply.UserRecord(c, h.reply, h.svc.Get, toJSON)
 }
 
 type searchRequest struct {
@@ -68,7 +74,7 @@ func (h *Handler) search(c *gin.Context) {
 	if req.Filter != nil {
 		ids, err := userid.ParseList(req.Filter.UserIDs, MaxFilterUserIDs)
 		if err != nil {
-			apierror.Abort(c, apierror.Validation("filter.userIds "+err.Error()+".", map[string]string{"filter.userIds": err.Error()}))
+			apireply.Abort(c, apierror.Validation("filter.userIds "+err.Error()+".", map[string]string{"filter.userIds": err.Error()}))
 			return
 		}
 		f.UserIDs = ids
@@ -79,12 +85,12 @@ func (h *Handler) search(c *gin.Context) {
 	}
 	ks, e := h.pager.Start(req.NextPage, limit, cf)
 	if e != nil {
-		apierror.Abort(c, e)
+		apireply.Abort(c, e)
 		return
 	}
 	p, err := h.svc.Search(c.Request.Context(), f, ks)
 	if err != nil {
-		apireply.Error(c, h.log, err)
+		h.reply.Error(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, page.Render(h.pager, p.Items, p.Last, p.More, cf, toJSON))

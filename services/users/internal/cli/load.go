@@ -2,14 +2,18 @@ package cli
 
 import (
 	"fmt"
+	"log/slog"
 
 	"github.com/spf13/cobra"
 
+	"github.com/eventreg/eventreg/libs/authapi"
 	"github.com/eventreg/eventreg/libs/fixture"
 	"github.com/eventreg/eventreg/libs/service"
+	"github.com/eventreg/eventreg/services/users/internal/config"
 	"github.com/eventreg/eventreg/services/users/internal/dataload"
 	"github.com/eventreg/eventreg/services/users/internal/dataload/loaddb"
 	"github.com/eventreg/eventreg/services/users/internal/password"
+	"github.com/eventreg/eventreg/services/users/internal/role"
 )
 
 func importCommand() *cobra.Command {
@@ -29,14 +33,24 @@ func importCommand() *cobra.Command {
 			return err
 		}
 		defer a.Close()
-		st, err := dataload.Import(cmd.Context(), loaddb.New(a.pool), doc, a.cfg.ConventionID, password.Default)
+		// As after `roles revoke`: auth ends at once what users' lost
+		// permissions allowed their apps.
+		var notify role.Notifier
+		if a.cfg.AuthInternalURL != "" {
+			notify = authapi.NewClient(a.cfg.AuthInternalURL, config.AuthTimeout)
+		}
+		log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
+		st, err := dataload.Import(cmd.Context(), loaddb.New(a.pool), doc, a.cfg.ConventionID, password.Default, notify, log)
 		if err != nil {
 			return err
 		}
+		if st.UsersNarrowed > 0 && notify == nil {
+			fmt.Fprintf(cmd.ErrOrStderr(), "warning: AUTH_INTERNAL_URL is not set: apps of the %d users whose permissions narrowed keep the access until their next token refresh\n", st.UsersNarrowed)
+		}
 		return out.Print(cmd.OutOrStdout(), st, fmt.Sprintf(
-			"roles: %d new, %d updated, %d unchanged; users: %d new, %d updated, %d unchanged; memberships: %d added, %d removed; passwords hashed: %d",
+			"roles: %d new, %d updated, %d unchanged; users: %d new, %d updated, %d unchanged; memberships: %d added, %d removed; passwords hashed: %d; users whose permissions narrowed: %d",
 			st.RolesInserted, st.RolesUpdated, st.RolesUnchanged, st.UsersInserted, st.UsersUpdated, st.UsersUnchanged,
-			st.MembershipsAdded, st.MembershipsRemoved, st.PasswordsHashed))
+			st.MembershipsAdded, st.MembershipsRemoved, st.PasswordsHashed, st.UsersNarrowed))
 	}
 	return cmd
 }

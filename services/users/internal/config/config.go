@@ -38,11 +38,17 @@ type Serve struct {
 	// from a user so that apps lose what the role allowed at once, and where
 	// the outbox relay hands the user events (empty: they wait in the outbox).
 	service.AuthEvents
+	// PasswordChecks is how many argon2id computations run at once; 0 means
+	// one per core (GOMAXPROCS): more would only add memory (decision 0080).
+	PasswordChecks int `env:"PASSWORD_CHECKS" envDefault:"0"`
 }
 
 // Validate checks the rules the types cannot express.
 func (s *Serve) Validate() error {
 	errs := []error{s.Resource.Validate()}
+	if s.PasswordChecks < 0 {
+		errs = append(errs, errors.New("PASSWORD_CHECKS must be 0 (one per core) or more"))
+	}
 	if u, err := url.Parse(s.VolunteersInternalURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		errs = append(errs, errors.New("VOLUNTEERS_INTERNAL_URL must be a URL such as http://volunteers:9090"))
 	}

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"runtime"
 	"strings"
 	"sync"
@@ -50,6 +51,10 @@ type Stats struct {
 	MembershipsAdded   int64 `json:"membershipsAdded"`
 	MembershipsRemoved int64 `json:"membershipsRemoved"`
 	PasswordsHashed    int64 `json:"passwordsHashed"`
+	// UsersNarrowed counts the users whose permissions the import may have
+	// narrowed: it took a membership from them, or a permission from a role
+	// they hold.
+	UsersNarrowed int64 `json:"usersNarrowed"`
 }
 
 // RejectedError lists why a fixture was refused; nothing was stored.
@@ -63,16 +68,21 @@ type Store interface {
 	// without a hash or not stored are absent).
 	PasswordHashes(ctx context.Context, ids []int64) (map[int64]string, error)
 	// Import writes b in one transaction, or nothing with a *RejectedError
-	// naming the records that clash with stored data.
-	Import(ctx context.Context, b Batch) (Stats, error)
+	// naming the records that clash with stored data. It returns the ids of
+	// the users whose permissions it may have narrowed (Stats.UsersNarrowed).
+	Import(ctx context.Context, b Batch) (Stats, []int64, error)
 	Generator
 }
 
 // Import validates the users and roles sections of doc and stores them.
 // conventionID is used when the document names none. Passwords already
 // stored are verified rather than hashed again, so an unchanged user is not
-// rewritten.
-func Import(ctx context.Context, store Store, doc *fixture.Document, conventionID string, params password.Params) (Stats, error) {
+// rewritten. After the import commits, notify (when not nil) is told about
+// each user whose permissions it may have narrowed, as after a role
+// revocation (role.Tell, failures logged to log), so that what the user
+// authorized apps to do with a lost permission ends at once.
+func Import(ctx context.Context, store Store, doc *fixture.Document, conventionID string, params password.Params,
+	notify role.Notifier, log *slog.Logger) (Stats, error) {
 	if doc.ConventionID != "" {
 		conventionID = doc.ConventionID
 	}
@@ -84,9 +94,16 @@ func Import(ctx context.Context, store Store, doc *fixture.Document, conventionI
 	if err != nil {
 		return Stats{}, err
 	}
-	st, err := store.Import(ctx, b)
+	st, narrowed, err := store.Import(ctx, b)
+	if err != nil {
+		return Stats{}, err
+	}
 	st.PasswordsHashed = hashed
-	return st, err
+	st.UsersNarrowed = int64(len(narrowed))
+	if notify != nil {
+		role.Tell(ctx, notify, log, narrowed)
+	}
+	return st, nil
 }
 
 // batchOf validates doc and converts it; plain holds the given passwords by

@@ -19,7 +19,7 @@ func TestMain(m *testing.M) { testkit.Main(m) }
 
 func load(t *testing.T, pool *pgxpool.Pool, doc *fixture.Document) (dataload.Stats, error) {
 	t.Helper()
-	return dataload.Import(context.Background(), loaddb.New(pool), doc, usertest.ConventionID, usertest.Fast)
+	return dataload.Import(context.Background(), loaddb.New(pool), doc, usertest.ConventionID, usertest.Fast, nil, nil)
 }
 
 func count(t *testing.T, pool *pgxpool.Pool, q string, args ...any) int {
@@ -172,14 +172,14 @@ func TestConventionScopedMembershipsNeedAConvention(t *testing.T) {
 	pool, _ := usertest.NewPool(t)
 	doc := usertest.Demo(t)
 	doc.ConventionID = ""
-	_, err := dataload.Import(context.Background(), loaddb.New(pool), doc, "", usertest.Fast)
+	_, err := dataload.Import(context.Background(), loaddb.New(pool), doc, "", usertest.Fast, nil, nil)
 	if !dataload.IsRejected(err) || !strings.Contains(err.Error(), "scope: convention needs conventionId") {
 		t.Fatalf("got %v", err)
 	}
 	t.Run("the file's convention wins over the default", func(t *testing.T) {
 		doc := usertest.Demo(t)
 		doc.ConventionID = "2030"
-		if _, err := dataload.Import(context.Background(), loaddb.New(pool), doc, "2026", usertest.Fast); err != nil {
+		if _, err := dataload.Import(context.Background(), loaddb.New(pool), doc, "2026", usertest.Fast, nil, nil); err != nil {
 			t.Fatal(err)
 		}
 		if n := count(t, pool, `SELECT count(*) FROM role_members WHERE convention_id = '2030'`); n != 3 {
@@ -222,7 +222,7 @@ func TestGenerate(t *testing.T) {
 
 func TestPasswordsOfTheImportVerify(t *testing.T) {
 	pool, _ := usertest.NewPool(t)
-	if _, err := dataload.Import(context.Background(), loaddb.New(pool), usertest.Demo(t), "2026", usertest.Fast); err != nil {
+	if _, err := dataload.Import(context.Background(), loaddb.New(pool), usertest.Demo(t), "2026", usertest.Fast, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	var h string

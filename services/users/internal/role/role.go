@@ -110,6 +110,25 @@ func (c *Service) NotifyRevocations(n Notifier, log *slog.Logger) {
 	c.notify, c.log = n, log
 }
 
+// Tell tells n, one by one, that the permissions of userIDs may have shrunk
+// (a change already committed), each call bounded by notifyTimeout, and
+// returns how many were told. It stops at the first failure, which it logs
+// to log with the number left untold: the authorization server is then
+// unreachable, and it re-checks permissions at every refresh anyway.
+func Tell(ctx context.Context, n Notifier, log *slog.Logger, userIDs []int64) int {
+	for i, id := range userIDs {
+		nctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), notifyTimeout)
+		_, err := n.UserChanged(nctx, id)
+		cancel()
+		if err != nil {
+			log.WarnContext(ctx, "telling auth about narrowed permissions failed; apps keep the access until their next refresh",
+				"user_id", id, "untold", len(userIDs)-i, "error", err.Error())
+			return i
+		}
+	}
+	return len(userIDs)
+}
+
 // NewService returns the role business layer.
 func NewService(store Store, conventionID string) *Service {
 	c := &Service{store: store, conventionID: conventionID}
@@ -152,11 +171,7 @@ func (c *Service) Revoke(ctx context.Context, userID, roleID int64) error {
 		return err
 	}
 	if c.notify != nil {
-		nctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), notifyTimeout)
-		defer cancel()
-		if _, err := c.notify.UserChanged(nctx, userID); err != nil {
-			c.log.WarnContext(ctx, "telling auth about a revoked role failed; apps keep the access until their next refresh", "user_id", userID, "error", err.Error())
-		}
+		Tell(ctx, c.notify, c.log, []int64{userID})
 	}
 	return nil
 }

@@ -95,3 +95,16 @@ func TestRevokeTellsTheNotifier(t *testing.T) {
 		}
 	})
 }
+
+func TestTellStopsAtTheFirstFailure(t *testing.T) {
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	n := &notifier{}
+	if told := role.Tell(context.Background(), n, log, []int64{1, 2, 3}); told != 3 || !reflect.DeepEqual(n.users, []int64{1, 2, 3}) {
+		t.Fatalf("%d %v", told, n.users)
+	}
+	// auth unreachable: one attempt, not one timeout per user
+	n = &notifier{err: errors.New("auth is down")}
+	if told := role.Tell(context.Background(), n, log, []int64{1, 2, 3}); told != 0 || len(n.users) != 1 {
+		t.Fatalf("%d %v", told, n.users)
+	}
+}

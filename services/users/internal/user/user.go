@@ -196,6 +196,18 @@ func (c *Service) Verify(ctx context.Context, login, pw string) (int64, error) {
 	return id, nil
 }
 
+// Account returns the id of the user a username or email names (case is
+// ignored), or ErrNotFound: auth keys its sign-in throttling on it, so that
+// both ways of naming one account count against it together.
+func (c *Service) Account(ctx context.Context, login string) (int64, error) {
+	login = strings.TrimSpace(login)
+	if login == "" || len(login) > 320 {
+		return 0, ErrNotFound
+	}
+	id, _, err := c.store.Credentials(ctx, login)
+	return id, err
+}
+
 // NewUser is what Create needs; ID 0 picks the next free id.
 type NewUser struct {
 	User

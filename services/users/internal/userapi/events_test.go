@@ -44,7 +44,7 @@ func TestEvents(t *testing.T) {
 	}
 	load := func(t *testing.T, doc *fixture.Document) (dataload.Stats, error) {
 		t.Helper()
-		return dataload.Import(ctx, loaddb.New(e.pool), doc, usertest.ConventionID, usertest.Fast)
+		return dataload.Import(ctx, loaddb.New(e.pool), doc, usertest.ConventionID, usertest.Fast, nil, nil)
 	}
 
 	t.Run("the import of new users wrote one event each", func(t *testing.T) {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -14,28 +13,20 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
-	"github.com/go-redis/redis_rate/v10"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/eventreg/eventreg/libs/apispec"
-	"github.com/eventreg/eventreg/libs/cursor"
 	"github.com/eventreg/eventreg/libs/httpserver"
 	"github.com/eventreg/eventreg/libs/pgdb"
 	"github.com/eventreg/eventreg/libs/ratelimit"
-	"github.com/eventreg/eventreg/libs/redisdb"
 	"github.com/eventreg/eventreg/libs/service"
 	"github.com/eventreg/eventreg/libs/testkit"
-	"github.com/eventreg/eventreg/libs/tokenauth"
 	"github.com/eventreg/eventreg/libs/tokentest"
 	"github.com/eventreg/eventreg/libs/volunteersapi"
-	"github.com/eventreg/eventreg/services/users/internal/forward"
-	"github.com/eventreg/eventreg/services/users/internal/password"
-	"github.com/eventreg/eventreg/services/users/internal/role"
-	"github.com/eventreg/eventreg/services/users/internal/role/roledb"
-	"github.com/eventreg/eventreg/services/users/internal/user"
-	"github.com/eventreg/eventreg/services/users/internal/user/userdb"
-	"github.com/eventreg/eventreg/services/users/internal/userapi"
+	"github.com/eventreg/eventreg/services/users/internal/config"
+	"github.com/eventreg/eventreg/services/users/internal/server"
 	"github.com/eventreg/eventreg/services/users/internal/usertest"
+	"github.com/eventreg/eventreg/services/users/migrations"
 )
 
 func TestMain(m *testing.M) { testkit.Main(m) }
@@ -87,14 +78,15 @@ type env struct {
 	internal  string
 	validator *apispec.Validator
 	logs      *testkit.SyncBuffer
+	routes    []gin.RouteInfo // the public routes the service registered
 }
 
 type envOptions struct {
 	volunteersURL string // default: a test double
 	databaseURL   string // default: a new database holding the demo fixture
 	redisURL      string // rate limiting with rateLimit when set
-	rateLimit     redis_rate.Limit
-	passwordSlots int // argon2id computations at once; default 2
+	rateLimit     ratelimit.Config
+	passwordSlots int // PASSWORD_CHECKS; default 2
 	// requestTimeout is the server's REQUEST_TIMEOUT; default httpserver's.
 	requestTimeout time.Duration
 	// owners are the public listeners of volunteers and registrations, by
@@ -102,81 +94,62 @@ type envOptions struct {
 	owners map[string]string
 }
 
+// newEnv runs the users service the way serve does (service.StartLogging,
+// then server.Mount) with a configuration pointing at the test's database,
+// a test JWKS and doubles of the other services.
 func newEnv(t *testing.T, opts envOptions) *env {
 	t.Helper()
 	var pool *pgxpool.Pool
-	if opts.databaseURL != "" {
+	dsn := opts.databaseURL
+	if dsn != "" {
 		var err error
-		if pool, err = pgdb.Open(context.Background(), opts.databaseURL); err != nil {
+		if pool, err = pgdb.Open(context.Background(), dsn); err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(pool.Close)
 	} else {
-		pool, _ = usertest.NewPool(t)
+		pool, dsn = usertest.NewPool(t)
 		usertest.LoadDemo(t, pool)
 	}
 	e := &env{pool: pool, keys: &keys{srv: tokentest.New(t)}, logs: &testkit.SyncBuffer{}}
 	if opts.volunteersURL == "" {
 		opts.volunteersURL = newVolunteers(t).srv.URL
 	}
-	log := slog.New(slog.NewJSONHandler(e.logs, nil))
-	srv := httpserver.New(httpserver.Config{PublicAddr: "127.0.0.1:0", InternalAddr: "127.0.0.1:0", BodyLimit: 1 << 20,
-		ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second,
-		IdleTimeout: 30 * time.Second, ShutdownTimeout: 5 * time.Second, RequestTimeout: opts.requestTimeout}, log, "users")
-	validator, err := tokenauth.New(tokenauth.Config{JWKSURL: e.keys.srv.JWKSURL, Issuer: tokentest.Issuer, Audience: tokentest.Audience, Leeway: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	codec, err := cursor.NewCodec([]byte("a-cursor-key-of-at-least-32-bytes-long"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	passwords, err := password.NewHasher(password.Default, cmp.Or(opts.passwordSlots, 2))
-	if err != nil {
-		t.Fatal(err)
-	}
-	users := user.NewService(userdb.New(pool), usertest.ConventionID, passwords)
-	var limit gin.HandlerFunc
-	if opts.redisURL != "" {
-		rdb, err := redisdb.Open(opts.redisURL, false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { rdb.Close() })
-		limit = ratelimit.New(rdb, "users", opts.rateLimit, log).Middleware()
-	}
-	deps := &service.ResourceDeps{Tokens: validator, Cursor: codec, RateLimit: limit}
-	owners := userapi.Owners{}
-	for name, h := range map[string]*http.Handler{"volunteers": &owners.Volunteer, "registrations": &owners.Registration} {
-		base := opts.owners[name]
-		if base == "" {
+	owners := map[string]string{}
+	for _, name := range []string{"volunteers", "registrations"} {
+		if owners[name] = opts.owners[name]; owners[name] == "" {
 			stand := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, name) }))
 			t.Cleanup(stand.Close)
-			base = stand.URL
+			owners[name] = stand.URL
 		}
-		p, err := forward.New(name, base, log, forward.Options{Timeout: 2 * time.Second})
-		if err != nil {
-			t.Fatal(err)
-		}
-		*h = p
 	}
-	srv.ExemptFromRequestTimeout(userapi.OwnerRoutes()...) // as serve does
-	userapi.Register(srv.Public, srv.Internal, userapi.Deps{
-		Log:        log,
-		Users:      users,
-		Roles:      role.NewService(roledb.New(pool), usertest.ConventionID),
-		Volunteers: volunteersapi.NewClient(opts.volunteersURL, time.Second),
-		Cursor:     codec,
-		Protected:  deps.ProtectedAndLimited,
-		Metrics:    userapi.NewMetrics(srv.Metrics),
-		Owners:     owners,
-	})
-	if err := srv.Listen(); err != nil {
-		t.Fatal(err)
+	cfg := config.Serve{
+		Base: service.Base{DatabaseURL: dsn, LogLevel: "info", Config: httpserver.Config{
+			PublicAddr: "127.0.0.1:0", InternalAddr: "127.0.0.1:0", BodyLimit: 1 << 20,
+			ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second,
+			IdleTimeout: 30 * time.Second, ShutdownTimeout: 5 * time.Second, RequestTimeout: opts.requestTimeout,
+			TrustedProxies: []string{"127.0.0.1/32"}}},
+		Resource: service.Resource{AuthIssuer: tokentest.Issuer, AuthJWKSURL: e.keys.srv.JWKSURL, TokenAudience: tokentest.Audience,
+			TokenLeeway: 5 * time.Second, JWKSRefresh: 5 * time.Minute, RevocationPoll: time.Second,
+			CursorKey: "a-cursor-key-of-at-least-32-bytes-long", ConventionID: usertest.ConventionID,
+			RedisURL: opts.redisURL, RateLimit: opts.rateLimit},
+		VolunteersInternalURL: opts.volunteersURL,
+		VolunteersPublicURL:   owners["volunteers"], RegistrationsPublicURL: owners["registrations"],
+		PasswordChecks: cmp.Or(opts.passwordSlots, 2),
 	}
 	ctx, cancel := context.WithCancel(context.Background())
+	rt, err := service.StartLogging(ctx, "users", cfg.Base, migrations.Set(), e.logs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := server.Mount(ctx, cfg, rt); err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.Server.Listen(); err != nil {
+		t.Fatal(err)
+	}
 	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx) }()
+	go func() { done <- rt.Serve(ctx) }()
 	t.Cleanup(func() {
 		// Connections the client dialled for a burst of requests but never
 		// used would hold the server's shutdown for 5 s (net/http waits that
@@ -190,7 +163,8 @@ func newEnv(t *testing.T, opts envOptions) *env {
 			}
 		}
 	})
-	e.public, e.internal = "http://"+srv.PublicAddr(), "http://"+srv.InternalAddr()
+	e.public, e.internal = "http://"+rt.Server.PublicAddr(), "http://"+rt.Server.InternalAddr()
+	e.routes = rt.Server.Public.Routes()
 	if e.validator, err = apispec.NewValidator(); err != nil {
 		t.Fatal(err)
 	}

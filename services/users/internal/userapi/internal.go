@@ -7,6 +7,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/eventreg/eventreg/libs/apierror"
+	"github.com/eventreg/eventreg/libs/apireply"
 	"github.com/eventreg/eventreg/libs/jsonbody"
 	"github.com/eventreg/eventreg/libs/usersapi"
 	"github.com/eventreg/eventreg/services/users/internal/user"
@@ -17,22 +18,22 @@ import (
 func (h *handlers) summaries(c *gin.Context) {
 	var req usersapi.SummariesRequest
 	if e := jsonbody.Decode(c, &req, jsonbody.Options{}); e != nil {
-		apierror.Abort(c, e)
+		apireply.Abort(c, e)
 		return
 	}
 	if len(req.IDs) > usersapi.MaxSummaryIDs {
-		apierror.Abort(c, apierror.Validation("At most 100 ids per call.", map[string]string{"ids": "at most 100"}))
+		apireply.Abort(c, apierror.Validation("At most 100 ids per call.", map[string]string{"ids": "at most 100"}))
 		return
 	}
 	for _, id := range req.IDs {
 		if id <= 0 {
-			apierror.Abort(c, apierror.Validation("ids must be positive.", map[string]string{"ids": "must be positive whole numbers"}))
+			apireply.Abort(c, apierror.Validation("ids must be positive.", map[string]string{"ids": "must be positive whole numbers"}))
 			return
 		}
 	}
 	users, err := h.Users.Summaries(c.Request.Context(), req.IDs)
 	if err != nil {
-		h.fail(c, err)
+		h.reply.Error(c, err)
 		return
 	}
 	out := usersapi.SummariesResponse{Data: make([]usersapi.UserSummary, len(users))}
@@ -47,32 +48,48 @@ func (h *handlers) summaries(c *gin.Context) {
 func (h *handlers) verify(c *gin.Context) {
 	var req usersapi.VerifyRequest
 	if e := jsonbody.Decode(c, &req, jsonbody.Options{}); e != nil {
-		apierror.Abort(c, e)
+		apireply.Abort(c, e)
 		return
 	}
 	id, err := h.Users.Verify(c.Request.Context(), req.Username, req.Password)
 	if errors.Is(err, user.ErrBadCredentials) {
-		apierror.Abort(c, &apierror.Error{Status: http.StatusUnauthorized, Category: apierror.CategoryAuthentication,
+		apireply.Abort(c, &apierror.Error{Status: http.StatusUnauthorized, Category: apierror.CategoryAuthentication,
 			Message: "The username or password is wrong."})
 		return
 	}
 	if err != nil {
-		h.fail(c, err)
+		h.reply.Error(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, usersapi.VerifyResponse{UserID: id})
+}
+
+// account serves POST /internal/credentials/account: a username or email
+// → {"userId"} of the account it names, or 404.
+func (h *handlers) account(c *gin.Context) {
+	var req usersapi.AccountRequest
+	if e := jsonbody.Decode(c, &req, jsonbody.Options{}); e != nil {
+		apireply.Abort(c, e)
+		return
+	}
+	id, err := h.Users.Account(c.Request.Context(), req.Username)
+	if err != nil {
+		h.reply.Error(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, usersapi.AccountResponse{UserID: id})
 }
 
 // permissions serves GET /internal/users/:id/permissions.
 func (h *handlers) permissions(c *gin.Context) {
 	id, ok := parseID(c.Param("id"))
 	if !ok {
-		apierror.Abort(c, badID("id"))
+		apireply.Abort(c, badID("id"))
 		return
 	}
 	perms, err := h.Roles.Permissions(c.Request.Context(), id)
 	if err != nil {
-		h.fail(c, err)
+		h.reply.Error(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, usersapi.PermissionsResponse{UserID: id, Permissions: perms})

@@ -7,6 +7,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/eventreg/eventreg/libs/apierror"
+	"github.com/eventreg/eventreg/libs/apireply"
 	"github.com/eventreg/eventreg/libs/jsonbody"
 	"github.com/eventreg/eventreg/libs/page"
 	"github.com/eventreg/eventreg/services/users/internal/role"
@@ -16,18 +17,18 @@ import (
 func (h *handlers) listRoles(c *gin.Context) {
 	limit, e := page.ParseLimit(c.Query("limit"))
 	if e != nil {
-		apierror.Abort(c, e)
+		apireply.Abort(c, e)
 		return
 	}
 	next := c.Query("nextPage")
 	ks, e := h.rolePages.Start(&next, limit, nil)
 	if e != nil {
-		apierror.Abort(c, e)
+		apireply.Abort(c, e)
 		return
 	}
 	roles, err := h.Roles.List(c.Request.Context(), ks)
 	if err != nil {
-		h.fail(c, err)
+		h.reply.Error(c, err)
 		return
 	}
 	views := make([]roleView, len(roles))
@@ -44,12 +45,12 @@ func (h *handlers) listRoles(c *gin.Context) {
 func (h *handlers) userRoles(c *gin.Context) {
 	id, ok := parseID(c.Param("id"))
 	if !ok {
-		apierror.Abort(c, badID("userId"))
+		apireply.Abort(c, badID("userId"))
 		return
 	}
 	held, err := h.Roles.Held(c.Request.Context(), id)
 	if err != nil {
-		h.fail(c, err)
+		h.reply.Error(c, err)
 		return
 	}
 	views := make([]userRoleView, len(held))
@@ -61,11 +62,11 @@ func (h *handlers) userRoles(c *gin.Context) {
 
 func membershipIDs(c *gin.Context) (userID, roleID int64, ok bool) {
 	if userID, ok = parseID(c.Param("id")); !ok {
-		apierror.Abort(c, badID("userId"))
+		apireply.Abort(c, badID("userId"))
 		return 0, 0, false
 	}
 	if roleID, ok = parseID(c.Param("roleId")); !ok {
-		apierror.Abort(c, badID("roleId"))
+		apireply.Abort(c, badID("roleId"))
 		return 0, 0, false
 	}
 	return userID, roleID, true
@@ -81,20 +82,20 @@ func (h *handlers) grantRole(c *gin.Context) {
 		Scope *string `json:"scope"`
 	}
 	if e := jsonbody.Decode(c, &body, jsonbody.Options{}); e != nil {
-		apierror.Abort(c, e)
+		apireply.Abort(c, e)
 		return
 	}
 	if body.Scope == nil {
-		apierror.Abort(c, apierror.Validation("scope is required: global or convention.", map[string]string{"scope": "is required: global or convention"}))
+		apireply.Abort(c, apierror.Validation("scope is required: global or convention.", map[string]string{"scope": "is required: global or convention"}))
 		return
 	}
 	scope, ok := role.ParseScope(*body.Scope)
 	if !ok {
-		apierror.Abort(c, apierror.Validation("scope must be global or convention.", map[string]string{"scope": "must be global or convention"}))
+		apireply.Abort(c, apierror.Validation("scope must be global or convention.", map[string]string{"scope": "must be global or convention"}))
 		return
 	}
 	if err := h.Roles.Grant(c.Request.Context(), userID, roleID, scope); err != nil {
-		h.fail(c, err)
+		h.reply.Error(c, err)
 		return
 	}
 	h.Metrics.roleChanged("granted")
@@ -108,7 +109,7 @@ func (h *handlers) revokeRole(c *gin.Context) {
 		return
 	}
 	if err := h.Roles.Revoke(c.Request.Context(), userID, roleID); err != nil {
-		h.fail(c, err)
+		h.reply.Error(c, err)
 		return
 	}
 	h.Metrics.roleChanged("revoked")

@@ -11,10 +11,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
-	"github.com/go-redis/redis_rate/v10"
-
+	"github.com/eventreg/eventreg/libs/ratelimit"
 	"github.com/eventreg/eventreg/libs/testkit"
 	"github.com/eventreg/eventreg/services/users/internal/usertest"
 )
@@ -330,6 +328,19 @@ func TestInternalAPI(t *testing.T) {
 			expectError(t, e.callInternal(t, "POST", "/internal/credentials/verify", body), 401, "authentication", "The username or password is wrong.")
 		})
 	}
+	t.Run("account: the id a username or email names, in any case; 404 for none", func(t *testing.T) {
+		for _, login := range []string{"alice", " ALICE ", "Alice@Example.org"} {
+			r := e.callInternal(t, "POST", "/internal/credentials/account", `{"username": "`+login+`"}`)
+			expect(t, r, 200)
+			if string(r.body) != `{"userId":1001}` {
+				t.Fatalf("%q: %s", login, r.body)
+			}
+		}
+		for _, login := range []string{"mallory", "", "mallory@example.org"} {
+			expectError(t, e.callInternal(t, "POST", "/internal/credentials/account", `{"username": "`+login+`"}`), 404, "resource", "No such user.")
+		}
+		expectError(t, e.callInternal(t, "POST", "/internal/credentials/account", `{"username": 1}`), 400, "validation", "")
+	})
 	t.Run("verify: 400 for a malformed body", func(t *testing.T) {
 		expectError(t, e.callInternal(t, "POST", "/internal/credentials/verify", `{"username": 1}`), 400, "validation", "")
 	})
@@ -383,7 +394,7 @@ func TestRateLimitPerClient(t *testing.T) {
 	if testing.Short() {
 		t.Skip("needs redis-server")
 	}
-	e := newEnv(t, envOptions{redisURL: testkit.NewRedis(t), rateLimit: redis_rate.Limit{Rate: 4, Burst: 4, Period: time.Minute}})
+	e := newEnv(t, envOptions{redisURL: testkit.NewRedis(t), rateLimit: ratelimit.Config{PerSecond: 1, Burst: 4}})
 	tok := e.keys.service(t, "user:read")
 	for range 4 {
 		expect(t, e.call(t, "GET", "/api/v0/users/1001", tok, ""), 200)

@@ -5,7 +5,6 @@ package userapi
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"net/http"
 
@@ -16,7 +15,6 @@ import (
 	"github.com/eventreg/eventreg/libs/apispec"
 	"github.com/eventreg/eventreg/libs/cursor"
 	"github.com/eventreg/eventreg/libs/page"
-	"github.com/eventreg/eventreg/libs/svcclient"
 	"github.com/eventreg/eventreg/libs/userid"
 	"github.com/eventreg/eventreg/libs/usersapi"
 	"github.com/eventreg/eventreg/libs/volunteersapi"
@@ -70,13 +68,14 @@ type Owners struct {
 
 type handlers struct {
 	Deps
+	reply       apireply.Replier
 	searchPages page.Paginator
 	rolePages   page.Paginator
 }
 
 // Register adds the public routes to public and the internal ones to internal.
 func Register(public, internal *gin.Engine, d Deps) {
-	h := &handlers{Deps: d,
+	h := &handlers{Deps: d, reply: apireply.Replier{Log: d.Log, Rules: errorRules},
 		searchPages: page.Paginator{Codec: d.Cursor, Query: "users.search"},
 		rolePages:   page.Paginator{Codec: d.Cursor, Query: "roles.list"},
 	}
@@ -110,6 +109,7 @@ func Register(public, internal *gin.Engine, d Deps) {
 
 	internal.POST(usersapi.PathSummaries, h.summaries)
 	internal.POST(usersapi.PathVerify, h.verify)
+	internal.POST(usersapi.PathAccount, h.account)
 	internal.GET(usersapi.PathPermissions, h.permissions)
 }
 
@@ -155,29 +155,17 @@ func badID(field string) *apierror.Error {
 		map[string]string{field: "must be a positive whole number"})
 }
 
-// fail answers err: domain errors by their status, an unreachable database
-// or service with 503, anything else with 500 and a hash that ties the body
-// to the log line (libs/apireply).
-func (h *handlers) fail(c *gin.Context, err error) {
-	switch {
-	case errors.Is(err, user.ErrNotFound), errors.Is(err, role.ErrUserNotFound):
-		apierror.Abort(c, apierror.NotFound("No such user."))
-	case errors.Is(err, role.ErrRoleNotFound):
-		apierror.Abort(c, apierror.NotFound("No such role."))
-	case errors.Is(err, role.ErrNotHeld):
-		apierror.Abort(c, apierror.NotFound("The user does not have this role."))
-	case errors.Is(err, role.ErrAlreadyHeld):
-		apierror.Abort(c, apierror.Conflict(apierror.CodeUserWasAlreadyAdded, "UserWasAlreadyAdded: the user already has this role."))
-	case errors.Is(err, password.ErrBusy):
-		// Every password slot stayed taken until the request's deadline: a
-		// login burst beyond what this replica's cores hash (decision 0080).
-		h.Log.WarnContext(c.Request.Context(), "password checks saturated", "route", c.FullPath())
-		apierror.Abort(c, apierror.Unavailable("Password checking"))
-	case errors.Is(err, svcclient.ErrUnavailable):
-		h.Log.WarnContext(c.Request.Context(), "dependency unavailable", "route", c.FullPath(), "error", err.Error())
-		apierror.Abort(c, apierror.Unavailable("The volunteers service"))
-	default:
-		// An unreachable database is a 503, anything else a logged 500.
-		apireply.Error(c, h.Log, err)
-	}
+// errorRules map the business errors of user and role to their responses;
+// everything else takes the path every service shares (libs/apireply).
+var errorRules = []apireply.Rule{
+	apireply.Is(user.ErrNotFound, func() *apierror.Error { return apierror.NotFound("No such user.") }),
+	apireply.Is(role.ErrUserNotFound, func() *apierror.Error { return apierror.NotFound("No such user.") }),
+	apireply.Is(role.ErrRoleNotFound, func() *apierror.Error { return apierror.NotFound("No such role.") }),
+	apireply.Is(role.ErrNotHeld, func() *apierror.Error { return apierror.NotFound("The user does not have this role.") }),
+	apireply.Is(role.ErrAlreadyHeld, func() *apierror.Error {
+		return apierror.Conflict(apierror.CodeUserWasAlreadyAdded, "UserWasAlreadyAdded: the user already has this role.")
+	}),
+	// Every password slot stayed taken until the request's deadline: a
+	// login burst beyond what this replica's cores hash (decision 0080).
+	apireply.Is(password.ErrBusy, func() *apierror.Error { return apierror.Unavailable("Password checking") }),
 }

@@ -3,7 +3,6 @@ package userapi
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/eventreg/eventreg/libs/apierror"
+	"github.com/eventreg/eventreg/libs/apireply"
 	"github.com/eventreg/eventreg/libs/jsonbody"
 	"github.com/eventreg/eventreg/libs/page"
 	"github.com/eventreg/eventreg/libs/svcclient"
@@ -26,18 +26,18 @@ import (
 func (h *handlers) currentUser(c *gin.Context) {
 	claims := tokenauth.FromContext(c)
 	if claims.UserID == 0 {
-		apierror.Abort(c, apierror.Forbidden("This endpoint needs a token issued on behalf of a user."))
+		apireply.Abort(c, apierror.Forbidden("This endpoint needs a token issued on behalf of a user."))
 		return
 	}
 	if p := c.Param("id"); p != "current" {
 		id, ok := parseID(p)
 		if !ok {
-			apierror.Abort(c, apierror.Validation("The id in the path must be current or a positive whole number.",
+			apireply.Abort(c, apierror.Validation("The id in the path must be current or a positive whole number.",
 				map[string]string{"id": "must be current or a positive whole number"}))
 			return
 		}
 		if id != claims.UserID {
-			apierror.Abort(c, apierror.Forbidden("A token may read only its own user; use current."))
+			apireply.Abort(c, apierror.Forbidden("A token may read only its own user; use current."))
 			return
 		}
 	}
@@ -56,12 +56,12 @@ func (h *handlers) currentUser(c *gin.Context) {
 		if err != nil && !errors.Is(err, svcclient.ErrUnavailable) {
 			// Any answer but a status (a 4xx included) leaves the two flags
 			// unknown: never guess them.
-			err = fmt.Errorf("%w: %w", svcclient.ErrUnavailable, err)
+			err = &svcclient.UnavailableError{Service: "volunteers", Err: err}
 		}
 		return err
 	})
 	if err := g.Wait(); err != nil {
-		h.fail(c, err)
+		h.reply.Error(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, currentUserView(u, held, vs.IsVolunteer, vs.IsDepartmentLead, claims.HasScope))
@@ -71,12 +71,12 @@ func (h *handlers) currentUser(c *gin.Context) {
 func (h *handlers) getUser(c *gin.Context) {
 	id, ok := parseID(c.Param("id"))
 	if !ok {
-		apierror.Abort(c, badID("id"))
+		apireply.Abort(c, badID("id"))
 		return
 	}
 	u, err := h.Users.Get(c.Request.Context(), id)
 	if err != nil {
-		h.fail(c, err)
+		h.reply.Error(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, toUserView(u))
@@ -102,7 +102,7 @@ func (h *handlers) searchUsers(c *gin.Context) {
 		if req.Filter.RoleID != nil && string(*req.Filter.RoleID) != "null" {
 			id, ok := parseRoleID(*req.Filter.RoleID)
 			if !ok {
-				apierror.Abort(c, apierror.Validation("filter.roleId must be a role id: a positive whole number or a string of digits.",
+				apireply.Abort(c, apierror.Validation("filter.roleId must be a role id: a positive whole number or a string of digits.",
 					map[string]string{"filter.roleId": "must be a positive whole number or a string of digits"}))
 				return
 			}
@@ -110,11 +110,11 @@ func (h *handlers) searchUsers(c *gin.Context) {
 		}
 		if req.Filter.Email != nil {
 			if strings.TrimSpace(*req.Filter.Email) == "" {
-				apierror.Abort(c, apierror.Validation("filter.email must not be empty.", map[string]string{"filter.email": "must not be empty"}))
+				apireply.Abort(c, apierror.Validation("filter.email must not be empty.", map[string]string{"filter.email": "must not be empty"}))
 				return
 			}
 			if strings.ContainsRune(*req.Filter.Email, 0) { // PostgreSQL text cannot hold NUL: it would be a 500
-				apierror.Abort(c, apierror.Validation("filter.email must not contain NUL characters.", map[string]string{"filter.email": "must not contain NUL characters"}))
+				apireply.Abort(c, apierror.Validation("filter.email must not contain NUL characters.", map[string]string{"filter.email": "must not contain NUL characters"}))
 				return
 			}
 			// Canonical (lower-cased) so that a cursor is bound to the match, not the spelling.
@@ -123,12 +123,12 @@ func (h *handlers) searchUsers(c *gin.Context) {
 	}
 	ks, e := h.searchPages.Start(req.NextPage, limit, f)
 	if e != nil {
-		apierror.Abort(c, e)
+		apireply.Abort(c, e)
 		return
 	}
 	users, err := h.Users.Search(c.Request.Context(), f, ks)
 	if err != nil {
-		h.fail(c, err)
+		h.reply.Error(c, err)
 		return
 	}
 	views := make([]userView, len(users))

@@ -65,7 +65,7 @@ func Demo(t testing.TB) *fixture.Document {
 // that credentials verify as in production).
 func LoadDemo(t testing.TB, pool *pgxpool.Pool) {
 	t.Helper()
-	if _, err := dataload.Import(context.Background(), loaddb.New(pool), Demo(t), ConventionID, password.Default); err != nil {
+	if _, err := dataload.Import(context.Background(), loaddb.New(pool), Demo(t), ConventionID, password.Default, nil, nil); err != nil {
 		t.Fatalf("importing the demo fixture: %v", err)
 	}
 }

@@ -10,15 +10,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/eventreg/eventreg/libs/fixture"
-	"github.com/eventreg/eventreg/libs/page"
 	"github.com/eventreg/eventreg/libs/pgdb"
 	"github.com/eventreg/eventreg/libs/service"
 	"github.com/eventreg/eventreg/libs/userid"
-	"github.com/eventreg/eventreg/libs/usersapi"
 	"github.com/eventreg/eventreg/services/volunteers/internal/config"
+	"github.com/eventreg/eventreg/services/volunteers/internal/server"
 	"github.com/eventreg/eventreg/services/volunteers/internal/volunteer"
 	"github.com/eventreg/eventreg/services/volunteers/internal/volunteer/volunteerdb"
-	"github.com/eventreg/eventreg/services/volunteers/internal/volunteerapi"
 	"github.com/eventreg/eventreg/services/volunteers/migrations"
 )
 
@@ -56,23 +54,14 @@ func serveCommand() *cobra.Command {
 	}
 }
 
-// Serve runs the service: config → runtime (logger, telemetry, database,
-// servers) → token validation → business → routes → serve until ctx ends.
+// Serve runs the service: runtime (logger, telemetry, database, servers),
+// then server.Mount, then serve until ctx ends.
 func Serve(ctx context.Context, cfg config.Serve) error {
 	rt, err := service.Start(ctx, "volunteers", cfg.Base, migrations.Set())
 	if err != nil {
 		return err
 	}
-	deps, err := service.StartResource(ctx, rt, cfg.Resource)
-	if err != nil {
-		return err
-	}
-	users := usersapi.NewClient(cfg.UsersInternalURL, cfg.UsersTimeout)
-	svc := volunteer.NewService(volunteerdb.New(rt.Pool), users, cfg.ConventionID)
-	h := volunteerapi.New(svc, page.Paginator{Codec: deps.Cursor, Query: "volunteers.search"}, rt.Log)
-	volunteerapi.Register(rt.Server.Public, rt.Server.Internal, deps.ProtectedAndLimited, h) // token, scope, then the per-client rate limit
-	// The outbox relay: committed volunteer events, rendered as the read API renders them, to auth.
-	if err := service.StartRelay(ctx, rt, cfg.AuthInternalURL, volunteerapi.RenderEvents(users)); err != nil {
+	if err := server.Mount(ctx, cfg, rt); err != nil {
 		return err
 	}
 	return rt.Serve(ctx)

@@ -5,13 +5,14 @@ import (
 	"testing"
 
 	"github.com/eventreg/eventreg/libs/fixture"
-	"github.com/eventreg/eventreg/libs/page"
 	"github.com/eventreg/eventreg/libs/resourcetest"
+	"github.com/eventreg/eventreg/libs/service"
 	"github.com/eventreg/eventreg/libs/testkit"
 	"github.com/eventreg/eventreg/libs/usersapitest"
+	"github.com/eventreg/eventreg/services/volunteers/internal/config"
+	"github.com/eventreg/eventreg/services/volunteers/internal/server"
 	"github.com/eventreg/eventreg/services/volunteers/internal/volunteer"
 	"github.com/eventreg/eventreg/services/volunteers/internal/volunteer/volunteerdb"
-	"github.com/eventreg/eventreg/services/volunteers/internal/volunteerapi"
 	"github.com/eventreg/eventreg/services/volunteers/migrations"
 )
 
@@ -33,11 +34,11 @@ func newEnv(t testing.TB, o envOptions) *env {
 	t.Helper()
 	o.Service, o.Convention = "volunteers", convention
 	e := &env{}
-	e.Env = resourcetest.Start(t, migrations.Set(), o, func(m resourcetest.Mount) {
-		e.Store = volunteerdb.New(m.Pool)
-		svc := volunteer.NewService(e.Store, m.Users, convention)
-		volunteerapi.Register(m.Public, m.Internal, m.Protected, volunteerapi.New(svc, page.Paginator{Codec: m.Codec, Query: "volunteers.search"}, m.Log))
+	e.Env = resourcetest.Start(t, migrations.Set(), o, func(ctx context.Context, c resourcetest.Config, rt *service.Runtime) error {
+		// The production wiring: serve runs the same Mount.
+		return server.Mount(ctx, config.Serve{Base: c.Base, Resource: c.Resource, UsersClient: c.Users}, rt)
 	})
+	e.Store = volunteerdb.New(e.Pool)
 	return e
 }
 

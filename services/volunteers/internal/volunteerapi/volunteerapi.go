@@ -26,12 +26,20 @@ const Scope = "volunteer:read"
 type Handler struct {
 	svc   *volunteer.Service
 	pager page.Paginator
-	log   *slog.Logger
+	reply apireply.Replier
 }
 
 // New returns the handler.
 func New(svc *volunteer.Service, pager page.Paginator, log *slog.Logger) *Handler {
-	return &Handler{svc: svc, pager: pager, log: log}
+	return &Handler{svc: svc, pager: pager, reply: apireply.Replier{Log: log, Rules: errorRules}}
+}
+
+// errorRules map the business errors to their responses; everything else
+// takes the path every service shares (libs/apireply).
+var errorRules = []apireply.Rule{
+	apireply.Is(volunteer.ErrNotFound, func() *apierror.Error {
+		return apierror.NotFound("The user has no volunteer record for this convention.")
+	}),
 }
 
 // Register adds the public routes behind protected (the middleware chain that
@@ -44,7 +52,7 @@ func Register(public, internal gin.IRoutes, protected func(scope string) []gin.H
 }
 
 func (h *Handler) get(c *gin.Context) {
-	apireply.UserRecord(c, h.log, h.svc.Get, volunteer.ErrNotFound, "The user has no volunteer record for this convention.", toJSON)
+	apireply.UserRecord(c, h.reply, h.svc.Get, toJSON)
 }
 
 func (h *Handler) search(c *gin.Context) {
@@ -55,12 +63,12 @@ func (h *Handler) search(c *gin.Context) {
 	}
 	ks, e := h.pager.Start(req.NextPage, limit, nil)
 	if e != nil {
-		apierror.Abort(c, e)
+		apireply.Abort(c, e)
 		return
 	}
 	p, err := h.svc.Search(c.Request.Context(), ks)
 	if err != nil {
-		apireply.Error(c, h.log, err)
+		h.reply.Error(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, page.Render(h.pager, p.Items, p.Last, p.More, nil, toJSON))
@@ -69,7 +77,7 @@ func (h *Handler) search(c *gin.Context) {
 func (h *Handler) departments(c *gin.Context) {
 	deps, err := h.svc.Departments(c.Request.Context())
 	if err != nil {
-		apireply.Error(c, h.log, err)
+		h.reply.Error(c, err)
 		return
 	}
 	out := make([]departmentJSON, len(deps))
@@ -85,12 +93,12 @@ func (h *Handler) departments(c *gin.Context) {
 func (h *Handler) status(c *gin.Context) {
 	id, ok := userid.Parse(c.Param("id"))
 	if !ok {
-		apierror.Abort(c, apierror.Validation("The user id must be a positive whole number.", map[string]string{"id": "must be a positive whole number"}))
+		apireply.Abort(c, apierror.Validation("The user id must be a positive whole number.", map[string]string{"id": "must be a positive whole number"}))
 		return
 	}
 	st, err := h.svc.Status(c.Request.Context(), id)
 	if err != nil {
-		apireply.Error(c, h.log, err)
+		h.reply.Error(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, volunteersapi.Status{IsVolunteer: st.IsVolunteer, IsDepartmentLead: st.IsDepartmentLead})

@@ -117,8 +117,7 @@ func scan(row pgx.Row, extra ...any) (registration.Registration, error) {
 	// construction); the API renders them as they are. They are scanned into
 	// plain byte slices on purpose: for a json.RawMessage target (a
 	// json.Unmarshaler) pgx runs json.Unmarshal, which validates every byte
-	// again, about 15 % of the service's CPU on a search page. A []byte
-	// target is a copy.
+	// again, a large share of a search page's CPU. A []byte target is a copy.
 	var options, flags []byte
 	dest := append([]any{&r.ConventionID, &r.UserID, &r.BadgeName, &r.Status, &r.OrderID, &r.ProductID, &r.ProductName,
 		&r.ProductDisplayName, &options, &flags, &r.CreatedAt, &r.UpdatedAt}, extra...)

@@ -6,6 +6,7 @@ package loaddb
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -57,12 +58,16 @@ func (s *Store) PasswordHashes(ctx context.Context, ids []int64) (map[int64]stri
 
 // Import implements dataload.Store. A user it creates, whose service view
 // it changes or whose memberships it changes gets one user-updated event,
-// carrying the user as read at the end, in the same transaction.
-func (s *Store) Import(ctx context.Context, b dataload.Batch) (dataload.Stats, error) {
+// carrying the user as read at the end, in the same transaction. The users
+// it returns lost a membership, or hold (globally or for the batch's
+// convention) a role that lost a permission.
+func (s *Store) Import(ctx context.Context, b dataload.Batch) (dataload.Stats, []int64, error) {
 	var st dataload.Stats
+	var narrowed []int64
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var problems fixture.Problems
-		if err := importRoles(ctx, tx, b.Roles, &st, &problems); err != nil {
+		shrunk, err := importRoles(ctx, tx, b.Roles, b.ConventionID, &st, &problems)
+		if err != nil {
 			return err
 		}
 		changed, err := importUsers(ctx, tx, b.Users, &st, &problems)
@@ -72,36 +77,41 @@ func (s *Store) Import(ctx context.Context, b dataload.Batch) (dataload.Stats, e
 		if len(problems) > 0 {
 			return &dataload.RejectedError{Problems: problems}
 		}
-		members, err := importMemberships(ctx, tx, b, &st, &problems)
+		members, removedFrom, err := importMemberships(ctx, tx, b, &st, &problems)
 		if err != nil {
 			return err
 		}
 		if len(problems) > 0 {
 			return &dataload.RejectedError{Problems: problems}
 		}
+		narrowed = append(shrunk, removedFrom...)
+		slices.Sort(narrowed)
+		narrowed = slices.Compact(narrowed)
 		return writeEvents(ctx, tx, append(changed, members...))
 	})
 	if err != nil {
-		return dataload.Stats{}, err
+		return dataload.Stats{}, nil, err
 	}
-	return st, nil
+	return st, narrowed, nil
 }
 
-func importRoles(ctx context.Context, tx pgx.Tx, roles []role.Role, st *dataload.Stats, problems *fixture.Problems) error {
+// importRoles upserts the roles and returns the ids of the users who hold,
+// globally or for conventionID, a role whose permissions it narrowed.
+func importRoles(ctx context.Context, tx pgx.Tx, roles []role.Role, conventionID string, st *dataload.Stats, problems *fixture.Problems) ([]int64, error) {
 	if _, err := tx.Exec(ctx, `CREATE TEMP TABLE import_roles (id bigint PRIMARY KEY, name text NOT NULL, permissions text[] NOT NULL) ON COMMIT DROP`); err != nil {
-		return fmt.Errorf("preparing the role import: %w", err)
+		return nil, fmt.Errorf("preparing the role import: %w", err)
 	}
 	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"import_roles"}, []string{"id", "name", "permissions"},
 		pgx.CopyFromSlice(len(roles), func(i int) ([]any, error) {
 			return []any{roles[i].ID, roles[i].Name, roles[i].Permissions}, nil
 		})); err != nil {
-		return fmt.Errorf("copying roles: %w", err)
+		return nil, fmt.Errorf("copying roles: %w", err)
 	}
 	// A name held by a stored role the file does not rename.
 	rows, err := tx.Query(ctx, `SELECT i.id, i.name, r.id FROM import_roles i JOIN roles r ON r.name = i.name AND r.id <> i.id
 		WHERE NOT EXISTS (SELECT 1 FROM import_roles j WHERE j.id = r.id AND j.name <> r.name) ORDER BY i.id`)
 	if err != nil {
-		return fmt.Errorf("checking role names: %w", err)
+		return nil, fmt.Errorf("checking role names: %w", err)
 	}
 	var id, other int64
 	var name string
@@ -109,10 +119,18 @@ func importRoles(ctx context.Context, tx pgx.Tx, roles []role.Role, st *dataload
 		problems.Addf("role %d: name: %q is already the name of stored role %d", id, name, other)
 		return nil
 	}); err != nil {
-		return fmt.Errorf("checking role names: %w", err)
+		return nil, fmt.Errorf("checking role names: %w", err)
 	}
 	if len(*problems) > 0 {
-		return nil
+		return nil, nil
+	}
+	// Before the upsert: the stored permissions are the old ones.
+	var shrunk []int64
+	err = tx.QueryRow(ctx, `SELECT coalesce(array_agg(DISTINCT m.user_id), '{}') FROM role_members m
+		JOIN roles r ON r.id = m.role_id JOIN import_roles i ON i.id = r.id
+		WHERE m.convention_id IN ('', $1) AND NOT r.permissions <@ i.permissions`, conventionID).Scan(&shrunk)
+	if err != nil {
+		return nil, fmt.Errorf("finding the members of narrowed roles: %w", err)
 	}
 	err = tx.QueryRow(ctx, `WITH up AS (
 			INSERT INTO roles (id, name, permissions) SELECT id, name, permissions FROM import_roles
@@ -123,12 +141,12 @@ func importRoles(ctx context.Context, tx pgx.Tx, roles []role.Role, st *dataload
 	if err != nil {
 		if dup := uniqueViolation(err); dup {
 			problems.Addf("roles: two roles would have the same name after the import (names are swapped between stored roles?)")
-			return nil
+			return nil, nil
 		}
-		return fmt.Errorf("storing roles: %w", err)
+		return nil, fmt.Errorf("storing roles: %w", err)
 	}
 	st.RolesUnchanged = int64(len(roles)) - st.RolesInserted - st.RolesUpdated
-	return nil
+	return shrunk, nil
 }
 
 // viewColumns are the user columns the service view (GET /api/v0/users/{id},
@@ -210,11 +228,12 @@ func importUsers(ctx context.Context, tx pgx.Tx, users []dataload.UserRow, st *d
 }
 
 // importMemberships sets the memberships of the users that list roles and
-// returns the ids of the users whose memberships it changed.
-func importMemberships(ctx context.Context, tx pgx.Tx, b dataload.Batch, st *dataload.Stats, problems *fixture.Problems) ([]int64, error) {
+// returns the ids of the users whose memberships it changed (duplicates
+// allowed), and of those it took a membership from.
+func importMemberships(ctx context.Context, tx pgx.Tx, b dataload.Batch, st *dataload.Stats, problems *fixture.Problems) (changed, removedFrom []int64, err error) {
 	if _, err := tx.Exec(ctx, `CREATE TEMP TABLE import_owners (user_id bigint PRIMARY KEY) ON COMMIT DROP;
 		CREATE TEMP TABLE import_members (role_id bigint, user_id bigint, convention_id text, PRIMARY KEY (role_id, user_id, convention_id)) ON COMMIT DROP`); err != nil {
-		return nil, fmt.Errorf("preparing the membership import: %w", err)
+		return nil, nil, fmt.Errorf("preparing the membership import: %w", err)
 	}
 	var owners [][]any
 	var members [][]any
@@ -228,27 +247,27 @@ func importMemberships(ctx context.Context, tx pgx.Tx, b dataload.Batch, st *dat
 		}
 	}
 	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"import_owners"}, []string{"user_id"}, pgx.CopyFromRows(owners)); err != nil {
-		return nil, fmt.Errorf("copying membership owners: %w", err)
+		return nil, nil, fmt.Errorf("copying membership owners: %w", err)
 	}
 	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"import_members"}, []string{"role_id", "user_id", "convention_id"}, pgx.CopyFromRows(members)); err != nil {
-		return nil, fmt.Errorf("copying memberships: %w", err)
+		return nil, nil, fmt.Errorf("copying memberships: %w", err)
 	}
 	rows, err := tx.Query(ctx, `SELECT x.user_id, x.role_id FROM import_members x
 		WHERE NOT EXISTS (SELECT 1 FROM roles r WHERE r.id = x.role_id) ORDER BY x.user_id, x.role_id LIMIT 50`)
 	if err != nil {
-		return nil, fmt.Errorf("checking membership roles: %w", err)
+		return nil, nil, fmt.Errorf("checking membership roles: %w", err)
 	}
 	var uid, rid int64
 	if _, err := pgx.ForEachRow(rows, []any{&uid, &rid}, func() error {
 		problems.Addf("user %d: roles: role %d is neither in the file nor stored", uid, rid)
 		return nil
 	}); err != nil {
-		return nil, fmt.Errorf("checking membership roles: %w", err)
+		return nil, nil, fmt.Errorf("checking membership roles: %w", err)
 	}
 	if len(*problems) > 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
-	var removedFrom, addedTo []int64
+	var addedTo []int64
 	err = tx.QueryRow(ctx, `WITH d AS (
 			DELETE FROM role_members m USING import_owners o
 			WHERE m.user_id = o.user_id AND m.convention_id IN ('', $1)
@@ -257,7 +276,7 @@ func importMemberships(ctx context.Context, tx pgx.Tx, b dataload.Batch, st *dat
 		SELECT count(*), coalesce(array_agg(DISTINCT user_id), '{}') FROM d`,
 		b.ConventionID).Scan(&st.MembershipsRemoved, &removedFrom)
 	if err != nil {
-		return nil, fmt.Errorf("removing memberships: %w", err)
+		return nil, nil, fmt.Errorf("removing memberships: %w", err)
 	}
 	err = tx.QueryRow(ctx, `WITH i AS (
 			INSERT INTO role_members (role_id, user_id, convention_id)
@@ -265,9 +284,9 @@ func importMemberships(ctx context.Context, tx pgx.Tx, b dataload.Batch, st *dat
 			RETURNING user_id)
 		SELECT count(*), coalesce(array_agg(DISTINCT user_id), '{}') FROM i`).Scan(&st.MembershipsAdded, &addedTo)
 	if err != nil {
-		return nil, fmt.Errorf("adding memberships: %w", err)
+		return nil, nil, fmt.Errorf("adding memberships: %w", err)
 	}
-	return append(removedFrom, addedTo...), nil
+	return append(slices.Clone(removedFrom), addedTo...), removedFrom, nil
 }
 
 // writeEvents writes the user-updated event of each of ids (duplicates

@@ -1,4 +1,4 @@
-package oauth
+package grantapi
 
 import (
 	"net/http"

@@ -1,4 +1,4 @@
-package apierror_test
+package apireply_test
 
 import (
 	"encoding/json"
@@ -9,13 +9,14 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/eventreg/eventreg/libs/apierror"
+	"github.com/eventreg/eventreg/libs/apireply"
 )
 
 func render(e *apierror.Error) (*httptest.ResponseRecorder, map[string]map[string]map[string]any) {
 	gin.SetMode(gin.TestMode)
 	w := httptest.NewRecorder()
 	c, _ := gin.CreateTestContext(w)
-	apierror.Abort(c, e)
+	apireply.Abort(c, e)
 	var body map[string]map[string]map[string]any
 	_ = json.Unmarshal(w.Body.Bytes(), &body)
 	return w, body
@@ -73,7 +74,7 @@ func TestOAuthErrors(t *testing.T) {
 	for code, status := range map[string]int{apierror.OAuthInvalidClient: 401, apierror.OAuthInvalidGrant: 400, apierror.OAuthTemporarilyUnavailable: 503} {
 		w := httptest.NewRecorder()
 		c, _ := gin.CreateTestContext(w)
-		apierror.AbortOAuth(c, apierror.NewOAuth(code, "why"))
+		apireply.AbortOAuth(c, apierror.NewOAuth(code, "why"))
 		var body map[string]string
 		_ = json.Unmarshal(w.Body.Bytes(), &body)
 		if w.Code != status || body["error"] != code || body["error_description"] != "why" || w.Header().Get("Cache-Control") != "no-store" {

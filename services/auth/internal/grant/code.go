@@ -1,0 +1,76 @@
+package grant
+
+import (
+	"context"
+	"errors"
+
+	"github.com/eventreg/eventreg/libs/apierror"
+
+	"github.com/eventreg/eventreg/services/auth/internal/accesstoken"
+	"github.com/eventreg/eventreg/services/auth/internal/authcode"
+	"github.com/eventreg/eventreg/services/auth/internal/client"
+	"github.com/eventreg/eventreg/services/auth/internal/pkce"
+	"github.com/eventreg/eventreg/services/auth/internal/refreshtoken"
+)
+
+// authorizationCode is the authorization_code grant (RFC 6749 §4.1.3): the
+// code is redeemed once, by the client, redirect URI and PKCE verifier it
+// is bound to; what it grants is re-checked against the user's and the
+// client's current scopes; a refresh-token family starts.
+func (s *Service) authorizationCode(ctx context.Context, cl client.Client, r Request) (Issued, error) {
+	if cl.Kind != client.KindOBO {
+		return Issued{}, oauthErr(apierror.OAuthUnauthorizedClient, "A service client uses the client_credentials grant.")
+	}
+	if r.Code == "" || r.RedirectURI == "" {
+		return Issued{}, oauthErr(apierror.OAuthInvalidRequest, "code and redirect_uri are required.")
+	}
+	challenge := ""
+	if r.Verifier != "" {
+		if !pkce.ValidVerifier(r.Verifier) {
+			return Issued{}, oauthErr(apierror.OAuthInvalidRequest, "code_verifier must be 43 to 128 unreserved characters.")
+		}
+		challenge = pkce.Challenge(r.Verifier)
+	}
+	g, err := s.Codes.Redeem(ctx, r.Code, cl.ID, r.RedirectURI, challenge)
+	switch {
+	case errors.Is(err, authcode.ErrReplayed):
+		// RFC 6749 §4.1.2: revoke what the first redemption issued. Only the
+		// client the code was issued to gets here (authcode checks the binding first).
+		if err := s.revokeFamily(ctx, g.Family, "a code replayed"); err != nil {
+			return Issued{}, err
+		}
+		return Issued{}, oauthErr(apierror.OAuthInvalidGrant, "The authorization code was already used; the tokens issued with it are revoked.")
+	case errors.Is(err, authcode.ErrInvalid):
+		return Issued{}, oauthErr(apierror.OAuthInvalidGrant, "The authorization code is invalid, expired, or was issued to another client, redirect URI or PKCE verifier.")
+	case err != nil:
+		return Issued{}, apierror.DependencyFailed(tokenStore, err)
+	}
+	granted, err := s.standing(ctx, cl, g.UserID, g.Scopes)
+	if err != nil {
+		return Issued{}, err
+	}
+	scopes := granted
+	if len(r.Scopes) > 0 {
+		if !r.Scopes.SubsetOf(g.Scopes) {
+			return Issued{}, oauthErr(apierror.OAuthInvalidScope, "The scope may narrow the authorized scopes, never widen them.")
+		}
+		if scopes = r.Scopes.Within(granted); len(scopes) == 0 {
+			return Issued{}, oauthErr(apierror.OAuthInvalidScope, "None of the requested scopes is still granted.")
+		}
+	}
+	tok, err := s.issue(accesstoken.UserSubject(g.UserID), cl, scopes, refreshtoken.SessionID(g.Family))
+	if err != nil {
+		return Issued{}, err
+	}
+	refresh, err := s.Refresh.Create(ctx, refreshtoken.Family{ID: g.Family, ClientID: cl.ID, UserID: g.UserID, Granted: granted, Last: scopes, JTI: tok.Claims.ID})
+	if errors.Is(err, refreshtoken.ErrRevoked) {
+		// A replay of the code arrived while this, the first redemption, ran:
+		// it wins the response, and what it issued is already revoked (the
+		// family's sid is on the denylist), as RFC 6749 §4.1.2 asks.
+		return s.issued(tok, refresh), nil
+	}
+	if err != nil {
+		return Issued{}, apierror.DependencyFailed(tokenStore, err)
+	}
+	return s.issued(tok, refresh), nil
+}

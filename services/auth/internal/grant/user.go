@@ -1,0 +1,54 @@
+package grant
+
+import (
+	"context"
+	"errors"
+
+	"github.com/eventreg/eventreg/libs/apierror"
+	"github.com/eventreg/eventreg/libs/usersapi"
+
+	"github.com/eventreg/eventreg/services/auth/internal/client"
+	"github.com/eventreg/eventreg/services/auth/internal/refreshtoken"
+	"github.com/eventreg/eventreg/services/auth/internal/scope"
+)
+
+// standing returns what of scopes still stands for userID and cl (see
+// scope.Set.Standing): invalid_grant when the user is gone or nothing is
+// left.
+func (s *Service) standing(ctx context.Context, cl client.Client, userID int64, scopes scope.Set) (scope.Set, error) {
+	perms, err := s.Users.Permissions(ctx, userID)
+	if errors.Is(err, usersapi.ErrNotFound) {
+		return nil, oauthErr(apierror.OAuthInvalidGrant, "The user of this grant no longer exists.")
+	}
+	if err != nil {
+		return nil, apierror.DependencyFailed(usersService, err)
+	}
+	left := scopes.Standing(cl.Scopes, perms)
+	if len(left) == 0 {
+		return nil, oauthErr(apierror.OAuthInvalidGrant, "Nothing this grant authorized is still allowed: the user or the app lost every scope of it.")
+	}
+	return left, nil
+}
+
+// UserChanged revokes the authorizations of userID that no longer stand:
+// every one when the user is gone, else those holding a sensitive scope
+// whose permission the user lost. Their access tokens stop at the resource
+// services with the next poll of the revocation feed. It returns how many
+// families it revoked.
+func (s *Service) UserChanged(ctx context.Context, userID int64) (int, error) {
+	perms, err := s.Users.Permissions(ctx, userID)
+	gone := errors.Is(err, usersapi.ErrNotFound)
+	if err != nil && !gone {
+		return 0, apierror.DependencyFailed(usersService, err)
+	}
+	n, err := s.Refresh.RevokeUser(ctx, userID, func(f refreshtoken.Family) bool {
+		return gone || len(f.Granted.Missing(perms)) > 0
+	})
+	if err != nil {
+		return 0, apierror.DependencyFailed(tokenStore, err)
+	}
+	if n > 0 {
+		s.Log.InfoContext(ctx, "revoked authorizations after a permission change", "user_id", userID, "families", n)
+	}
+	return n, nil
+}

@@ -1,0 +1,33 @@
+// Package server wires the registrations service: Mount is what
+// `registrations serve` runs and what the tests' harness runs, so both serve
+// the same app.
+package server
+
+import (
+	"context"
+
+	"github.com/eventreg/eventreg/libs/page"
+	"github.com/eventreg/eventreg/libs/service"
+	"github.com/eventreg/eventreg/libs/usersapi"
+
+	"github.com/eventreg/eventreg/services/registrations/internal/config"
+	"github.com/eventreg/eventreg/services/registrations/internal/registration"
+	"github.com/eventreg/eventreg/services/registrations/internal/registration/registrationdb"
+	"github.com/eventreg/eventreg/services/registrations/internal/registrationapi"
+)
+
+// Mount builds the service on rt: token validation, the business layer over
+// its store, the routes (token, scope, then the per-client rate limit) and
+// the outbox relay (committed registration events, rendered as the read API
+// renders them, to auth).
+func Mount(ctx context.Context, cfg config.Serve, rt *service.Runtime) error {
+	deps, err := service.StartResource(ctx, rt, cfg.Resource)
+	if err != nil {
+		return err
+	}
+	users := usersapi.NewClient(cfg.UsersInternalURL, cfg.UsersTimeout)
+	svc := registration.NewService(registrationdb.New(rt.Pool), users, cfg.ConventionID)
+	h := registrationapi.New(svc, page.Paginator{Codec: deps.Cursor, Query: "registrations.search"}, rt.Log)
+	registrationapi.Register(rt.Server.Public, deps.ProtectedAndLimited, h)
+	return service.StartRelay(ctx, rt, cfg.AuthInternalURL, registrationapi.RenderEvents(users))
+}
