@@ -8,4 +8,6 @@ import (
 
 // TestDeclaresTheOldestSchemaItRunsOn: the set serve gives readiness
 // declares OldestSchema, and readiness honours it (testkit.CheckOldestSchema).
-func TestDeclaresTheOldestSchemaItRunsOn(t *testing.T) { testkit.CheckOldestSchema(t, Set(), OldestSchema) }
+func TestDeclaresTheOldestSchemaItRunsOn(t *testing.T) {
+	testkit.CheckOldestSchema(t, Set(), OldestSchema)
+}
