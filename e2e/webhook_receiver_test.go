@@ -157,13 +157,25 @@ func (r *webhookReceiver) verify(app, token string, body []byte) (webhookClaims,
 	if typ, _ := h.ExtraHeaders[jose.HeaderType].(string); typ != "webhook+jwt" {
 		return c, fmt.Errorf("typ %q, want webhook+jwt", typ)
 	}
-	keys, err := r.keys()
-	if err != nil {
-		return c, err
-	}
-	found := keys.Key(h.KeyID)
-	if len(found) != 1 {
-		return c, fmt.Errorf("kid %q is not in the JWKS", h.KeyID)
+	// As a real receiver does: fetch the key set again while the kid is
+	// unknown (a 503 comes from auth while a restarted replica loads
+	// its keys, the gateway while auth restarts), for up to 10 s.
+	var found []jose.JSONWebKey
+	for attempt := 0; len(found) != 1; attempt++ {
+		keys, err := r.keys()
+		if err == nil {
+			found = keys.Key(h.KeyID)
+		}
+		if len(found) == 1 {
+			break
+		}
+		if attempt == 40 {
+			if err != nil {
+				return c, err
+			}
+			return c, fmt.Errorf("kid %q is not in the JWKS", h.KeyID)
+		}
+		time.Sleep(250 * time.Millisecond)
 	}
 	payload, err := sig.Verify(found[0])
 	if err != nil {
@@ -197,6 +209,9 @@ func (r *webhookReceiver) keys() (*jose.JSONWebKeySet, error) {
 		return nil, err
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("JWKS: status %d", resp.StatusCode)
+	}
 	var set jose.JSONWebKeySet
 	if err := json.NewDecoder(resp.Body).Decode(&set); err != nil {
 		return nil, fmt.Errorf("JWKS: %w", err)

@@ -1,9 +1,15 @@
 package service
 
 import (
+	"context"
 	"errors"
 	"net/url"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/eventreg/eventreg/libs/config"
+	"github.com/eventreg/eventreg/libs/pgdb"
 )
 
 // UsersClient is the configuration of a service that calls the users
@@ -33,4 +39,28 @@ type AdminConfig struct {
 	// ConventionID is the default convention of the commands; a fixture's
 	// conventionId and a --convention flag override it.
 	ConventionID string `env:"CONVENTION_ID"`
+}
+
+// LoadAdminDatabase reads the DatabaseConfig of AdminConfig from the
+// environment: what `migrate` of a service whose admin commands take
+// AdminConfig loads.
+func LoadAdminDatabase() (DatabaseConfig, error) {
+	cfg, err := config.Load[AdminConfig]()
+	return cfg.DatabaseConfig, err
+}
+
+// WithAdminDatabase reads AdminConfig from the environment, opens its
+// database and runs f with both; the pool is closed when f returns. It is
+// how the admin commands (import, generate and the like) start.
+func WithAdminDatabase(ctx context.Context, f func(cfg AdminConfig, pool *pgxpool.Pool) error) error {
+	cfg, err := config.Load[AdminConfig]()
+	if err != nil {
+		return err
+	}
+	pool, err := pgdb.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	return f(cfg, pool)
 }

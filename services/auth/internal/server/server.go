@@ -136,7 +136,7 @@ func buildWebhooks(app *App, cfg config.Serve, log *slog.Logger, pool *pgxpool.P
 	if err != nil {
 		return err
 	}
-	(&webhookapi.Handler{Webhooks: app.Webhooks, Tokens: tokens, Denylist: denylist, Cursor: codec, Log: log}).Register(public, internal)
+	webhookapi.New(app.Webhooks, tokens, denylist, codec, log).Register(public, internal)
 	if cfg.Webhooks.Delivery {
 		w := cfg.Webhooks
 		app.Dispatcher = webhook.NewDispatcher(store, app.Keys, webhook.DispatcherConfig{

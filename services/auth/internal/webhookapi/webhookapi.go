@@ -46,6 +46,12 @@ type Handler struct {
 	Log    *slog.Logger
 }
 
+// New returns the handler of webhooks; tokens, denylist and codec check the
+// apps' tokens and sign the deliveries' page cursors.
+func New(webhooks *webhook.Service, tokens *accesstoken.Issuer, denylist Denylist, codec *cursor.Codec, log *slog.Logger) *Handler {
+	return &Handler{Webhooks: webhooks, Tokens: tokens, Denylist: denylist, Cursor: codec, Log: log}
+}
+
 // Denylist is the access-token denylist (refreshtoken.Denylist).
 type Denylist interface {
 	Revoked(ctx context.Context, jti, sid string) (bool, error)

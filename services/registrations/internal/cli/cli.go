@@ -11,7 +11,6 @@ import (
 
 	"github.com/eventreg/eventreg/libs/apireply"
 	"github.com/eventreg/eventreg/libs/fixture"
-	"github.com/eventreg/eventreg/libs/pgdb"
 	"github.com/eventreg/eventreg/libs/service"
 	"github.com/eventreg/eventreg/libs/userid"
 	"github.com/eventreg/eventreg/services/registrations/internal/config"
@@ -26,7 +25,7 @@ func Root() *cobra.Command {
 	root := service.NewRoot("registrations", "Registrations of the current convention")
 	root.AddCommand(
 		serveCommand(),
-		service.MigrateCommand(migrations.Set(), loadDatabase),
+		service.MigrateCommand(migrations.Set(), service.LoadAdminDatabase),
 		service.HealthcheckCommand(),
 		importCommand(),
 		generateCommand(),
@@ -34,11 +33,6 @@ func Root() *cobra.Command {
 		recordPaymentCommand(),
 	)
 	return root
-}
-
-func loadDatabase() (service.DatabaseConfig, error) {
-	cfg, err := config.Load[config.Admin]()
-	return cfg.DatabaseConfig, err
 }
 
 func serveCommand() *cobra.Command {
@@ -69,18 +63,9 @@ func Serve(ctx context.Context, cfg config.Serve) error {
 	return rt.Serve(ctx)
 }
 
-// withStore opens the database of an admin command.
+// withStore runs f with the admin configuration, its database and the store.
 func withStore(ctx context.Context, f func(cfg config.Admin, pool *pgxpool.Pool, st *registrationdb.Store) error) error {
-	cfg, err := config.Load[config.Admin]()
-	if err != nil {
-		return err
-	}
-	pool, err := pgdb.Open(ctx, cfg.DatabaseURL)
-	if err != nil {
-		return err
-	}
-	defer pool.Close()
-	return f(cfg, pool, registrationdb.New(pool))
+	return service.WithAdminDatabase(ctx, func(cfg config.Admin, pool *pgxpool.Pool) error { return f(cfg, pool, registrationdb.New(pool)) })
 }
 
 func importCommand() *cobra.Command {
@@ -95,15 +80,7 @@ func importCommand() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				convention := doc.ConventionID
-				if convention == "" {
-					convention = cfg.ConventionID
-				}
-				regs, err := registration.FromFixture(convention, doc.Registrations)
-				if err != nil {
-					return err
-				}
-				res, err := st.Import(cmd.Context(), regs)
+				convention, res, err := registration.Import(cmd.Context(), st, doc, cfg.ConventionID)
 				if err != nil {
 					return err
 				}

@@ -1,6 +1,7 @@
 package registration
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -77,4 +78,31 @@ func storedArray[T any](items []T) json.RawMessage {
 		panic(fmt.Sprintf("registration: encoding %T: %v", items, err))
 	}
 	return b
+}
+
+// ImportResult counts what an import did.
+type ImportResult struct {
+	Inserted, Updated, Unchanged int64
+}
+
+// ImportStore is what Import needs of the store (registrationdb.Store).
+type ImportStore interface {
+	// Import stores validated registrations in one transaction, with their
+	// events.
+	Import(ctx context.Context, regs []Registration) (ImportResult, error)
+}
+
+// Import loads the registrations of doc, for the convention doc names or
+// else for convention, all or nothing: the one fixture import, which
+// `registrations import` and the tests run. It returns the convention used.
+func Import(ctx context.Context, st ImportStore, doc *fixture.Document, convention string) (string, ImportResult, error) {
+	if doc.ConventionID != "" {
+		convention = doc.ConventionID
+	}
+	regs, err := FromFixture(convention, doc.Registrations)
+	if err != nil {
+		return convention, ImportResult{}, err
+	}
+	res, err := st.Import(ctx, regs)
+	return convention, res, err
 }

@@ -20,10 +20,10 @@ import (
 func FuzzSearchBody(f *testing.F) {
 	off := resourcetest.NewOffline(f)
 	svc := registration.NewService(registrationdb.New(off.Pool), usersapi.NewClient("http://127.0.0.1:1", 0), "2026")
-	h := registrationapi.New(svc, page.Paginator{Codec: off.Cursor, Query: "registrations.search"}, off.Log)
+	h := registrationapi.New(svc, page.Paginator{Codec: off.Cursor, Query: "registrations.search"}, off.Log, func(string) []gin.HandlerFunc { return nil })
 	gin.SetMode(gin.TestMode)
 	r := gin.New()
-	registrationapi.Register(r, func(string) []gin.HandlerFunc { return nil }, h)
+	h.Register(r, nil)
 	seeds := append([]string{`{"filter": {"userIds": ["1003", 1001]}}`, `{"filter": {"userIds": "1' OR '1'='1"}}`,
 		`{"filter": {"userIds": [1.5]}}`, "{\"filter\": {\"userIds\": [\"\xff\"]}}"}, resourcetest.CommonSearchSeeds...)
 	resourcetest.FuzzSearchBody(f, r, "/api/v0/registration/search", seeds, true)

@@ -42,14 +42,12 @@ func newEnv(t testing.TB, o envOptions) *env {
 	return e
 }
 
-// importRegs loads fixture registrations for conv through the real import path.
-func (e *env) importRegs(t testing.TB, conv string, recs ...fixture.Registration) registrationdb.ImportResult {
+// importRegs loads fixture registrations for conv through the import
+// `registrations import` runs (registration.Import).
+func (e *env) importRegs(t testing.TB, conv string, recs ...fixture.Registration) registration.ImportResult {
 	t.Helper()
-	regs, err := registration.FromFixture(conv, recs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := e.Store.Import(context.Background(), regs)
+	doc := &fixture.Document{ConventionID: conv, Registrations: recs}
+	_, res, err := registration.Import(context.Background(), e.Store, doc, conv)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,11 +28,14 @@ type Handler struct {
 	svc   *registration.Service
 	pager page.Paginator
 	reply apireply.Replier
+	// protected is the middleware chain of a route that requires a scope.
+	protected func(scope string) []gin.HandlerFunc
 }
 
-// New returns the handler.
-func New(svc *registration.Service, pager page.Paginator, log *slog.Logger) *Handler {
-	return &Handler{svc: svc, pager: pager, reply: apireply.Replier{Log: log, Rules: errorRules}}
+// New returns the handler; protected is the middleware chain of a route that
+// requires a scope (token, scope, rate limit).
+func New(svc *registration.Service, pager page.Paginator, log *slog.Logger, protected func(scope string) []gin.HandlerFunc) *Handler {
+	return &Handler{svc: svc, pager: pager, reply: apireply.Replier{Log: log, Rules: errorRules}, protected: protected}
 }
 
 // errorRules map the business errors to their responses; everything else
@@ -41,11 +44,11 @@ var errorRules = []apireply.Rule{
 	apireply.Is(registration.ErrNotFound, func() *apierror.Error { return apierror.NotFound("The user has no registration for this convention.") }),
 }
 
-// Register adds the routes to the public engine behind protected (the
-// middleware chain that requires Scope).
-func Register(r gin.IRoutes, protected func(scope string) []gin.HandlerFunc, h *Handler) {
-	r.GET("/api/v0/users/:id/registration", append(protected(Scope), h.get)...)
-	r.POST("/api/v0/registration/search", append(protected(Scope), h.search)...)
+// Register adds the public routes, behind the protected chain, to public;
+// registrations has no internal API.
+func (h *Handler) Register(public, _ gin.IRouter) {
+	public.GET("/api/v0/users/:id/registration", append(h.protected(Scope), h.get)...)
+	public.POST("/api/v0/registration/search", append(h.protected(Scope), h.search)...)
 }
 
 func (h *Handler) get(c *gin.Context) {

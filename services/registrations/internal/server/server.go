@@ -27,7 +27,7 @@ func Mount(ctx context.Context, cfg config.Serve, rt *service.Runtime) error {
 	}
 	users := usersapi.NewClient(cfg.UsersInternalURL, cfg.UsersTimeout)
 	svc := registration.NewService(registrationdb.New(rt.Pool), users, cfg.ConventionID)
-	h := registrationapi.New(svc, page.Paginator{Codec: deps.Cursor, Query: "registrations.search"}, rt.Log)
-	registrationapi.Register(rt.Server.Public, deps.ProtectedAndLimited, h)
+	registrationapi.New(svc, page.Paginator{Codec: deps.Cursor, Query: "registrations.search"}, rt.Log, deps.ProtectedAndLimited).
+		Register(rt.Server.Public, rt.Server.Internal)
 	return service.StartRelay(ctx, rt, cfg.AuthInternalURL, registrationapi.RenderEvents(users))
 }

@@ -60,7 +60,7 @@ func Mount(ctx context.Context, cfg config.Serve, rt *service.Runtime) error {
 
 	// Routes.
 	rt.Server.ExemptFromRequestTimeout(userapi.OwnerRoutes()...) // bound by ForwardTimeout instead
-	userapi.Register(rt.Server.Public, rt.Server.Internal, userapi.Deps{
+	userapi.New(userapi.Deps{
 		Log:        rt.Log,
 		Users:      users,
 		Roles:      roles,
@@ -69,7 +69,7 @@ func Mount(ctx context.Context, cfg config.Serve, rt *service.Runtime) error {
 		Protected:  deps.ProtectedAndLimited, // token, scope, then the per-client rate limit (RATE_LIMIT_*; fails open)
 		Metrics:    userapi.NewMetrics(rt.Server.Metrics),
 		Owners:     owners,
-	})
+	}).Register(rt.Server.Public, rt.Server.Internal)
 
 	// The outbox relay: committed user events, rendered as the read API renders them, to auth.
 	return service.StartRelay(ctx, rt, cfg.AuthInternalURL, userapi.RenderEvents)

@@ -26,14 +26,14 @@ func FuzzSearchBody(f *testing.F) {
 	users := user.NewService(userdb.New(off.Pool), "2026", passwords)
 	gin.SetMode(gin.TestMode)
 	public, internal := gin.New(), gin.New()
-	userapi.Register(public, internal, userapi.Deps{
+	userapi.New(userapi.Deps{
 		Log:        off.Log,
 		Users:      users,
 		Roles:      role.NewService(roledb.New(off.Pool), "2026"),
 		Volunteers: volunteersapi.NewClient("http://127.0.0.1:1", 0),
 		Cursor:     off.Cursor,
 		Protected:  func(string) []gin.HandlerFunc { return nil },
-	})
+	}).Register(public, internal)
 	seeds := append([]string{`{"filter": {"roleId": 2}}`, `{"filter": {"roleId": "2"}}`, `{"filter": {"roleId": "2; DROP TABLE users"}}`,
 		`{"filter": {"email": "ALICE@example.org"}}`, `{"filter": {"email": "' OR 1=1 --"}}`, `{"filter": {"email": "  "}}`,
 		"{\"filter\": {\"email\": \"\xff\"}}"}, resourcetest.CommonSearchSeeds...)

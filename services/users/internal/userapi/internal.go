@@ -15,7 +15,7 @@ import (
 
 // summaries serves POST /internal/users/summaries: {"ids": [...]} (at most
 // 100) → {"data": [UserSummary]}, unknown ids left out.
-func (h *handlers) summaries(c *gin.Context) {
+func (h *Handler) summaries(c *gin.Context) {
 	var req usersapi.SummariesRequest
 	if e := jsonbody.Decode(c, &req, jsonbody.Options{}); e != nil {
 		apireply.Abort(c, e)
@@ -45,7 +45,7 @@ func (h *handlers) summaries(c *gin.Context) {
 
 // verify serves POST /internal/credentials/verify: a username or email and a
 // password → {"userId"} or 401.
-func (h *handlers) verify(c *gin.Context) {
+func (h *Handler) verify(c *gin.Context) {
 	var req usersapi.VerifyRequest
 	if e := jsonbody.Decode(c, &req, jsonbody.Options{}); e != nil {
 		apireply.Abort(c, e)
@@ -66,7 +66,7 @@ func (h *handlers) verify(c *gin.Context) {
 
 // account serves POST /internal/credentials/account: a username or email
 // → {"userId"} of the account it names, or 404.
-func (h *handlers) account(c *gin.Context) {
+func (h *Handler) account(c *gin.Context) {
 	var req usersapi.AccountRequest
 	if e := jsonbody.Decode(c, &req, jsonbody.Options{}); e != nil {
 		apireply.Abort(c, e)
@@ -81,7 +81,7 @@ func (h *handlers) account(c *gin.Context) {
 }
 
 // permissions serves GET /internal/users/:id/permissions.
-func (h *handlers) permissions(c *gin.Context) {
+func (h *Handler) permissions(c *gin.Context) {
 	id, ok := parseID(c.Param("id"))
 	if !ok {
 		apireply.Abort(c, badID("id"))

@@ -14,7 +14,7 @@ import (
 )
 
 // listRoles serves GET /api/v0/roles?limit=&nextPage=.
-func (h *handlers) listRoles(c *gin.Context) {
+func (h *Handler) listRoles(c *gin.Context) {
 	limit, e := page.ParseLimit(c.Query("limit"))
 	if e != nil {
 		apireply.Abort(c, e)
@@ -42,7 +42,7 @@ func (h *handlers) listRoles(c *gin.Context) {
 }
 
 // userRoles serves GET /api/v0/users/:userId/roles.
-func (h *handlers) userRoles(c *gin.Context) {
+func (h *Handler) userRoles(c *gin.Context) {
 	id, ok := parseID(c.Param("id"))
 	if !ok {
 		apireply.Abort(c, badID("userId"))
@@ -73,7 +73,7 @@ func membershipIDs(c *gin.Context) (userID, roleID int64, ok bool) {
 }
 
 // grantRole serves PUT /api/v0/users/:userId/roles/:roleId.
-func (h *handlers) grantRole(c *gin.Context) {
+func (h *Handler) grantRole(c *gin.Context) {
 	userID, roleID, ok := membershipIDs(c)
 	if !ok {
 		return
@@ -103,7 +103,7 @@ func (h *handlers) grantRole(c *gin.Context) {
 }
 
 // revokeRole serves DELETE /api/v0/users/:userId/roles/:roleId.
-func (h *handlers) revokeRole(c *gin.Context) {
+func (h *Handler) revokeRole(c *gin.Context) {
 	userID, roleID, ok := membershipIDs(c)
 	if !ok {
 		return

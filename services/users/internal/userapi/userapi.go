@@ -66,19 +66,25 @@ type Owners struct {
 	Registration http.Handler // /api/v0/users/:id/registration: the registrations service
 }
 
-type handlers struct {
+// Handler serves the users API.
+type Handler struct {
 	Deps
 	reply       apireply.Replier
 	searchPages page.Paginator
 	rolePages   page.Paginator
 }
 
-// Register adds the public routes to public and the internal ones to internal.
-func Register(public, internal *gin.Engine, d Deps) {
-	h := &handlers{Deps: d, reply: apireply.Replier{Log: d.Log, Rules: errorRules},
+// New returns the handler of d.
+func New(d Deps) *Handler {
+	return &Handler{Deps: d, reply: apireply.Replier{Log: d.Log, Rules: errorRules},
 		searchPages: page.Paginator{Codec: d.Cursor, Query: "users.search"},
 		rolePages:   page.Paginator{Codec: d.Cursor, Query: "roles.list"},
 	}
+}
+
+// Register adds the public routes to public and the internal ones to internal.
+func (h *Handler) Register(public, internal gin.IRouter) {
+	d := h.Deps
 	public.GET("/", rootPage)
 	public.HEAD("/", rootPage)
 	public.GET("/api/docs", apispec.Handler())

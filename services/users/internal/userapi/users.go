@@ -23,7 +23,7 @@ import (
 
 // currentUser serves GET /api/users/:id for OBO tokens: :id is "current" or
 // the caller's own id.
-func (h *handlers) currentUser(c *gin.Context) {
+func (h *Handler) currentUser(c *gin.Context) {
 	claims := tokenauth.FromContext(c)
 	if claims.UserID == 0 {
 		apireply.Abort(c, apierror.Forbidden("This endpoint needs a token issued on behalf of a user."))
@@ -68,7 +68,7 @@ func (h *handlers) currentUser(c *gin.Context) {
 }
 
 // getUser serves GET /api/v0/users/:id.
-func (h *handlers) getUser(c *gin.Context) {
+func (h *Handler) getUser(c *gin.Context) {
 	id, ok := parseID(c.Param("id"))
 	if !ok {
 		apireply.Abort(c, badID("id"))
@@ -91,7 +91,7 @@ type searchRequest struct {
 }
 
 // searchUsers serves POST /api/v0/users/search.
-func (h *handlers) searchUsers(c *gin.Context) {
+func (h *Handler) searchUsers(c *gin.Context) {
 	var req searchRequest
 	limit, ok := jsonbody.DecodeSearch(c, &req)
 	if !ok {

@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/spf13/cobra"
 
 	"github.com/eventreg/eventreg/libs/fixture"
-	"github.com/eventreg/eventreg/libs/pgdb"
 	"github.com/eventreg/eventreg/libs/service"
 	"github.com/eventreg/eventreg/libs/userid"
 	"github.com/eventreg/eventreg/services/volunteers/internal/config"
@@ -25,18 +25,13 @@ func Root() *cobra.Command {
 	root := service.NewRoot("volunteers", "Volunteers and volunteer departments of the current convention")
 	root.AddCommand(
 		serveCommand(),
-		service.MigrateCommand(migrations.Set(), loadDatabase),
+		service.MigrateCommand(migrations.Set(), service.LoadAdminDatabase),
 		service.HealthcheckCommand(),
 		importCommand(),
 		generateCommand(),
 		deleteCommand(),
 	)
 	return root
-}
-
-func loadDatabase() (service.DatabaseConfig, error) {
-	cfg, err := config.Load[config.Admin]()
-	return cfg.DatabaseConfig, err
 }
 
 func serveCommand() *cobra.Command {
@@ -67,17 +62,9 @@ func Serve(ctx context.Context, cfg config.Serve) error {
 	return rt.Serve(ctx)
 }
 
+// withStore runs f with the admin configuration and the store of its database.
 func withStore(ctx context.Context, f func(cfg config.Admin, st *volunteerdb.Store) error) error {
-	cfg, err := config.Load[config.Admin]()
-	if err != nil {
-		return err
-	}
-	pool, err := pgdb.Open(ctx, cfg.DatabaseURL)
-	if err != nil {
-		return err
-	}
-	defer pool.Close()
-	return f(cfg, volunteerdb.New(pool))
+	return service.WithAdminDatabase(ctx, func(cfg config.Admin, pool *pgxpool.Pool) error { return f(cfg, volunteerdb.New(pool)) })
 }
 
 func importCommand() *cobra.Command {
@@ -92,19 +79,7 @@ func importCommand() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				convention := doc.ConventionID
-				if convention == "" {
-					convention = cfg.ConventionID
-				}
-				known, err := st.DepartmentIDs(cmd.Context())
-				if err != nil {
-					return err
-				}
-				deps, vols, err := volunteer.FromFixture(convention, doc.Departments, doc.Volunteers, known)
-				if err != nil {
-					return err
-				}
-				res, err := st.Import(cmd.Context(), deps, vols)
+				convention, res, err := volunteer.Import(cmd.Context(), st, doc, cfg.ConventionID)
 				if err != nil {
 					return err
 				}

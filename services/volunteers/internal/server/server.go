@@ -26,7 +26,7 @@ func Mount(ctx context.Context, cfg config.Serve, rt *service.Runtime) error {
 	}
 	users := usersapi.NewClient(cfg.UsersInternalURL, cfg.UsersTimeout)
 	svc := volunteer.NewService(volunteerdb.New(rt.Pool), users, cfg.ConventionID)
-	h := volunteerapi.New(svc, page.Paginator{Codec: deps.Cursor, Query: "volunteers.search"}, rt.Log)
-	volunteerapi.Register(rt.Server.Public, rt.Server.Internal, deps.ProtectedAndLimited, h)
+	volunteerapi.New(svc, page.Paginator{Codec: deps.Cursor, Query: "volunteers.search"}, rt.Log, deps.ProtectedAndLimited).
+		Register(rt.Server.Public, rt.Server.Internal)
 	return service.StartRelay(ctx, rt, cfg.AuthInternalURL, volunteerapi.RenderEvents(users))
 }

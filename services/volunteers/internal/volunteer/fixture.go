@@ -1,6 +1,7 @@
 package volunteer
 
 import (
+	"context"
 	"slices"
 	"strings"
 
@@ -91,4 +92,39 @@ func FromFixture(convention string, deps []fixture.Department, vols []fixture.Vo
 		return nil, nil, err
 	}
 	return outDeps, outVols, nil
+}
+
+// ImportResult counts what an import did.
+type ImportResult struct {
+	DepartmentsInserted, DepartmentsUpdated, DepartmentsUnchanged int64
+	Inserted, Updated, Unchanged                                  int64
+}
+
+// ImportStore is what Import needs of the store (volunteerdb.Store).
+type ImportStore interface {
+	// DepartmentIDs returns the ids of the stored departments.
+	DepartmentIDs(ctx context.Context) ([]int64, error)
+	// Import stores validated departments and volunteers in one
+	// transaction, with their events.
+	Import(ctx context.Context, deps []Department, vols []Volunteer) (ImportResult, error)
+}
+
+// Import loads the departments and volunteers of doc, for the convention
+// doc names or else for convention, all or nothing: the one fixture import,
+// which `volunteers import` and the tests run. It returns the convention
+// used.
+func Import(ctx context.Context, st ImportStore, doc *fixture.Document, convention string) (string, ImportResult, error) {
+	if doc.ConventionID != "" {
+		convention = doc.ConventionID
+	}
+	known, err := st.DepartmentIDs(ctx)
+	if err != nil {
+		return convention, ImportResult{}, err
+	}
+	deps, vols, err := FromFixture(convention, doc.Departments, doc.Volunteers, known)
+	if err != nil {
+		return convention, ImportResult{}, err
+	}
+	res, err := st.Import(ctx, deps, vols)
+	return convention, res, err
 }

@@ -18,10 +18,10 @@ import (
 func FuzzSearchBody(f *testing.F) {
 	off := resourcetest.NewOffline(f)
 	svc := volunteer.NewService(volunteerdb.New(off.Pool), usersapi.NewClient("http://127.0.0.1:1", 0), "2026")
-	h := volunteerapi.New(svc, page.Paginator{Codec: off.Cursor, Query: "volunteers.search"}, off.Log)
+	h := volunteerapi.New(svc, page.Paginator{Codec: off.Cursor, Query: "volunteers.search"}, off.Log, func(string) []gin.HandlerFunc { return nil })
 	gin.SetMode(gin.TestMode)
 	r := gin.New()
-	volunteerapi.Register(r, gin.New(), func(string) []gin.HandlerFunc { return nil }, h)
+	h.Register(r, gin.New())
 	seeds := append([]string{`{"filter": {"userIds": ["1003", 1001]}}`, `{"filter": {"userIds": "1' OR '1'='1"}}`,
 		`{"filter": {"userIds": [1.5]}}`, "{\"filter\": {\"userIds\": [\"\xff\"]}}"}, resourcetest.CommonSearchSeeds...)
 	resourcetest.FuzzSearchBody(f, r, "/api/v0/volunteers/search", seeds, false)

@@ -42,18 +42,12 @@ func newEnv(t testing.TB, o envOptions) *env {
 	return e
 }
 
-// load stores departments and volunteers for conv through the real import path.
-func (e *env) load(t testing.TB, conv string, deps []fixture.Department, vols ...fixture.Volunteer) volunteerdb.ImportResult {
+// load stores departments and volunteers for conv through the import
+// `volunteers import` runs (volunteer.Import).
+func (e *env) load(t testing.TB, conv string, deps []fixture.Department, vols ...fixture.Volunteer) volunteer.ImportResult {
 	t.Helper()
-	known, err := e.Store.DepartmentIDs(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, v, err := volunteer.FromFixture(conv, deps, vols, known)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := e.Store.Import(context.Background(), d, v)
+	doc := &fixture.Document{ConventionID: conv, Departments: deps, Volunteers: vols}
+	_, res, err := volunteer.Import(context.Background(), e.Store, doc, conv)
 	if err != nil {
 		t.Fatal(err)
 	}

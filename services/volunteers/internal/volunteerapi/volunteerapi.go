@@ -27,11 +27,14 @@ type Handler struct {
 	svc   *volunteer.Service
 	pager page.Paginator
 	reply apireply.Replier
+	// protected is the middleware chain of a route that requires a scope.
+	protected func(scope string) []gin.HandlerFunc
 }
 
-// New returns the handler.
-func New(svc *volunteer.Service, pager page.Paginator, log *slog.Logger) *Handler {
-	return &Handler{svc: svc, pager: pager, reply: apireply.Replier{Log: log, Rules: errorRules}}
+// New returns the handler; protected is the middleware chain of a route that
+// requires a scope (token, scope, rate limit).
+func New(svc *volunteer.Service, pager page.Paginator, log *slog.Logger, protected func(scope string) []gin.HandlerFunc) *Handler {
+	return &Handler{svc: svc, pager: pager, reply: apireply.Replier{Log: log, Rules: errorRules}, protected: protected}
 }
 
 // errorRules map the business errors to their responses; everything else
@@ -42,9 +45,10 @@ var errorRules = []apireply.Rule{
 	}),
 }
 
-// Register adds the public routes behind protected (the middleware chain that
-// requires a scope) and the internal route of libs/volunteersapi.
-func Register(public, internal gin.IRoutes, protected func(scope string) []gin.HandlerFunc, h *Handler) {
+// Register adds the public routes, behind the protected chain, to public
+// and the internal route of libs/volunteersapi to internal.
+func (h *Handler) Register(public, internal gin.IRouter) {
+	protected := h.protected
 	public.POST("/api/v0/volunteers/search", append(protected(Scope), h.search)...)
 	public.GET("/api/v0/users/:id/volunteer", append(protected(Scope), h.get)...)
 	public.GET("/api/v0/volunteers/departments", append(protected(Scope), h.departments)...)

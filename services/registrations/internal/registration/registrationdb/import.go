@@ -10,19 +10,14 @@ import (
 	"github.com/eventreg/eventreg/services/registrations/internal/registration"
 )
 
-// ImportResult counts what an import did.
-type ImportResult struct {
-	Inserted, Updated, Unchanged int64
-}
-
 // Import upserts regs (validated by registration.FromFixture) in one
 // transaction: all or nothing. Rows are streamed with COPY into a staging
 // table and merged with one statement; a registration whose data did not
 // change keeps its updatedAt, so importing a file twice changes nothing.
 // Each registration inserted or changed gets a registration-updated event
 // carrying it as stored, in the outbox, in the same transaction.
-func (s *Store) Import(ctx context.Context, regs []registration.Registration) (ImportResult, error) {
-	var res ImportResult
+func (s *Store) Import(ctx context.Context, regs []registration.Registration) (registration.ImportResult, error) {
+	var res registration.ImportResult
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
 		return res, fmt.Errorf("starting the import: %w", err)

@@ -12,12 +12,6 @@ import (
 	"github.com/eventreg/eventreg/services/volunteers/internal/volunteer"
 )
 
-// ImportResult counts what an import did.
-type ImportResult struct {
-	DepartmentsInserted, DepartmentsUpdated, DepartmentsUnchanged int64
-	Inserted, Updated, Unchanged                                  int64
-}
-
 // DepartmentIDs returns the ids of the stored departments.
 func (s *Store) DepartmentIDs(ctx context.Context) ([]int64, error) {
 	rows, err := s.pool.Query(ctx, `SELECT id FROM departments`)
@@ -43,8 +37,8 @@ const bumpUpdatedAt = `updated_at = greatest(now(), %[1]s.updated_at + interval 
 // twice changes nothing. Each record inserted or changed gets its events
 // (volunteer.ChangeEvents) in the outbox, in the same transaction; imports
 // run one at a time, so that an event compares with the state it replaced.
-func (s *Store) Import(ctx context.Context, deps []volunteer.Department, vols []volunteer.Volunteer) (ImportResult, error) {
-	var res ImportResult
+func (s *Store) Import(ctx context.Context, deps []volunteer.Department, vols []volunteer.Volunteer) (volunteer.ImportResult, error) {
+	var res volunteer.ImportResult
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
 		return res, fmt.Errorf("starting the import: %w", err)
