@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -13,7 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/eventreg/eventreg/e2e/stack"
+	"github.com/eventreg/eventreg/libs/testkit"
 )
 
 // TestWebhooks drives webhooks end to end: apps subscribe through the
@@ -31,6 +35,9 @@ func TestWebhooks(t *testing.T) {
 		"WEBHOOK_POLL_INTERVAL":    "250ms",
 	}})
 	recv := startWebhookReceiver(t, s.GatewayURL, s.Issuer)
+	// The demo import's events reach auth before any app subscribes: an
+	// event is fanned out to the subscriptions of the moment it arrives.
+	waitForEmptyOutboxes(t, s)
 
 	// A second app that may read users and volunteers but not registrations.
 	out := s.Command(t, "auth", "clients", "create", "--name", "Shift Board", "--description", "Plans volunteer shifts",
@@ -415,4 +422,31 @@ func optionValue(t *testing.T, data []byte, name string) string {
 		}
 	}
 	return ""
+}
+
+// waitForEmptyOutboxes waits until the producers have relayed every event
+// their outboxes hold to auth.
+func waitForEmptyOutboxes(t *testing.T, s *stack.Stack) {
+	t.Helper()
+	ctx := context.Background()
+	for _, svc := range []string{"users", "volunteers", "registrations"} {
+		conn, err := pgx.Connect(ctx, s.DatabaseURL(svc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = testkit.Poll(ctx, 30*time.Second, func(ctx context.Context) error {
+			var n int
+			if err := conn.QueryRow(ctx, "SELECT count(*) FROM outbox").Scan(&n); err != nil {
+				return err
+			}
+			if n > 0 {
+				return fmt.Errorf("%s's outbox holds %d events", svc, n)
+			}
+			return nil
+		})
+		_ = conn.Close(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
 }
