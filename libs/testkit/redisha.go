@@ -35,11 +35,25 @@ func StartRedisCluster(t testing.TB, nodeTimeout time.Duration) *RedisCluster {
 	c := &RedisCluster{Nodes: map[int]*Process{}}
 	var addrs []string
 	for i := 0; i < 6; i++ {
-		port := freePortT(t)
-		dir := t.TempDir()
-		p, _, err := startRedisServer(context.Background(), dir, port, "--cluster-enabled", "yes",
-			"--cluster-config-file", filepath.Join(dir, "nodes.conf"), "--cluster-node-timeout", strconv.FormatInt(nodeTimeout.Milliseconds(), 10),
-			"--appendonly", "yes", "--appendfsync", "everysec")
+		// A node also listens on its cluster bus port: by default port+10000,
+		// which may be taken (it is often in the ephemeral range), so both
+		// are picked free, and a node that still loses a race for one is
+		// started again on others.
+		var (
+			p    *Process
+			port int
+			err  error
+		)
+		for attempt := 0; attempt < 3; attempt++ {
+			port = freePortT(t)
+			dir := t.TempDir()
+			p, _, err = startRedisServer(context.Background(), dir, port, "--cluster-enabled", "yes", "--cluster-port", strconv.Itoa(freePortT(t)),
+				"--cluster-config-file", filepath.Join(dir, "nodes.conf"), "--cluster-node-timeout", strconv.FormatInt(nodeTimeout.Milliseconds(), 10),
+				"--appendonly", "yes", "--appendfsync", "everysec")
+			if err == nil {
+				break
+			}
+		}
 		if err != nil {
 			t.Fatalf("starting cluster node: %v", err)
 		}
