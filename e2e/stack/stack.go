@@ -105,23 +105,8 @@ type Stack struct {
 	nginxData map[string]any
 }
 
-// FindRoot walks up from the working directory to the directory holding go.work.
-func FindRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.work")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("repository root (a directory with go.work) not found above the working directory")
-		}
-		dir = parent
-	}
-}
+// FindRoot is the repository's root (testkit.RepoRoot).
+func FindRoot() (string, error) { return testkit.RepoRoot() }
 
 // Available lists the services whose main package exists in the tree.
 func Available(root string) []string {

@@ -49,15 +49,22 @@ func LoadAdminDatabase() (DatabaseConfig, error) {
 	return cfg.DatabaseConfig, err
 }
 
-// WithAdminDatabase reads AdminConfig from the environment, opens its
-// database and runs f with both; the pool is closed when f returns. It is
-// how the admin commands (import, generate and the like) start.
-func WithAdminDatabase(ctx context.Context, f func(cfg AdminConfig, pool *pgxpool.Pool) error) error {
-	cfg, err := config.Load[AdminConfig]()
+// Database is a configuration that names a database: DatabaseConfig and
+// every configuration that embeds it.
+type Database interface{ Database() DatabaseConfig }
+
+// Database returns c.
+func (c DatabaseConfig) Database() DatabaseConfig { return c }
+
+// WithDatabase reads C from the environment, opens the database it names
+// and runs f with both; the pool is closed when f returns. It is how the
+// admin commands (import, generate, clients, keys and the like) start.
+func WithDatabase[C Database](ctx context.Context, f func(cfg C, pool *pgxpool.Pool) error) error {
+	cfg, err := config.Load[C]()
 	if err != nil {
 		return err
 	}
-	pool, err := pgdb.Open(ctx, cfg.DatabaseURL)
+	pool, err := pgdb.Open(ctx, cfg.Database().DatabaseURL)
 	if err != nil {
 		return err
 	}

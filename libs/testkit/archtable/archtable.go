@@ -39,6 +39,8 @@ import (
 	"testing"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/eventreg/eventreg/libs/testkit"
 )
 
 // Section is the heading of the table in docs/architecture.md.
@@ -60,7 +62,7 @@ type Row struct {
 // routes the service registered) and the source tree.
 func Check(t testing.TB, service string, routes []gin.RouteInfo) {
 	t.Helper()
-	root, err := Root()
+	root, err := testkit.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,25 +99,6 @@ func Problems(root string, doc []byte, service string, routes []gin.RouteInfo) [
 		}
 	}
 	return errs
-}
-
-// Root is the repository's root: the nearest directory above the working
-// directory holding go.work.
-func Root() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.work")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", fmt.Errorf("no go.work above the working directory")
-		}
-		dir = parent
-	}
 }
 
 var (

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/eventreg/eventreg/libs/testkit"
 )
 
 func TestHandlerName(t *testing.T) {
@@ -57,7 +59,7 @@ func usersRoutes(t *testing.T, doc []byte, rename map[string]string) []gin.Route
 // TestWrongRowsFail: the table as it is passes for users; each wrong row
 // makes the check fail, saying why.
 func TestWrongRowsFail(t *testing.T) {
-	root, err := Root()
+	root, err := testkit.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}

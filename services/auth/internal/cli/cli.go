@@ -15,7 +15,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/eventreg/eventreg/libs/fixture"
-	"github.com/eventreg/eventreg/libs/pgdb"
 	"github.com/eventreg/eventreg/libs/service"
 
 	"github.com/eventreg/eventreg/services/auth/internal/client"
@@ -67,16 +66,9 @@ func (c *clientConfig) Validate() error {
 
 // withClients opens the database and runs fn with the client business.
 func withClients(ctx context.Context, fn func(*client.Service) error) error {
-	cfg, err := config.Load[clientConfig]()
-	if err != nil {
-		return err
-	}
-	pool, err := pgdb.Open(ctx, cfg.DatabaseURL)
-	if err != nil {
-		return err
-	}
-	defer pool.Close()
-	return fn(client.NewService(clientdb.New(pool), clientsecret.NewHasher([]byte(cfg.ClientSecretKey)), 0))
+	return service.WithDatabase(ctx, func(cfg clientConfig, pool *pgxpool.Pool) error {
+		return fn(client.NewService(clientdb.New(pool), clientsecret.NewHasher([]byte(cfg.ClientSecretKey)), 0))
+	})
 }
 
 func importCommand() *cobra.Command {
@@ -270,16 +262,7 @@ type keysConfig struct {
 func (k *keysConfig) Validate() error { return k.Keys.Validate() }
 
 func withKeys(ctx context.Context, fn func(*signing.Manager, *keydb.Store, keysConfig) error) error {
-	cfg, err := config.Load[keysConfig]()
-	if err != nil {
-		return err
-	}
-	pool, err := pgdb.Open(ctx, cfg.DatabaseURL)
-	if err != nil {
-		return err
-	}
-	defer pool.Close()
-	return withManager(pool, cfg, fn)
+	return service.WithDatabase(ctx, func(cfg keysConfig, pool *pgxpool.Pool) error { return withManager(pool, cfg, fn) })
 }
 
 func withManager(pool *pgxpool.Pool, cfg keysConfig, fn func(*signing.Manager, *keydb.Store, keysConfig) error) error {

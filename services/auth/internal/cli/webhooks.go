@@ -10,9 +10,9 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/spf13/cobra"
 
-	"github.com/eventreg/eventreg/libs/pgdb"
 	"github.com/eventreg/eventreg/libs/service"
 
 	"github.com/eventreg/eventreg/services/auth/internal/client/clientdb"
@@ -35,17 +35,10 @@ func (w *webhooksConfig) Validate() error {
 
 // withWebhooks opens the database and runs fn with the webhook business.
 func withWebhooks(ctx context.Context, fn func(*webhook.Service) error) error {
-	cfg, err := config.Load[webhooksConfig]()
-	if err != nil {
-		return err
-	}
-	networks, _ := (&config.Webhooks{AllowedNetworks: cfg.AllowedNetworks}).Networks()
-	pool, err := pgdb.Open(ctx, cfg.DatabaseURL)
-	if err != nil {
-		return err
-	}
-	defer pool.Close()
-	return fn(webhook.NewService(webhookdb.New(pool), clientdb.New(pool), webhook.NewPolicy(networks), nil))
+	return service.WithDatabase(ctx, func(cfg webhooksConfig, pool *pgxpool.Pool) error {
+		networks, _ := (&config.Webhooks{AllowedNetworks: cfg.AllowedNetworks}).Networks()
+		return fn(webhook.NewService(webhookdb.New(pool), clientdb.New(pool), webhook.NewPolicy(networks), nil))
+	})
 }
 
 // subscriptionOut is a subscription as the commands print it.

@@ -65,7 +65,7 @@ func Serve(ctx context.Context, cfg config.Serve) error {
 
 // withStore runs f with the admin configuration, its database and the store.
 func withStore(ctx context.Context, f func(cfg config.Admin, pool *pgxpool.Pool, st *registrationdb.Store) error) error {
-	return service.WithAdminDatabase(ctx, func(cfg config.Admin, pool *pgxpool.Pool) error { return f(cfg, pool, registrationdb.New(pool)) })
+	return service.WithDatabase(ctx, func(cfg config.Admin, pool *pgxpool.Pool) error { return f(cfg, pool, registrationdb.New(pool)) })
 }
 
 func importCommand() *cobra.Command {

@@ -64,7 +64,7 @@ func Serve(ctx context.Context, cfg config.Serve) error {
 
 // withStore runs f with the admin configuration and the store of its database.
 func withStore(ctx context.Context, f func(cfg config.Admin, st *volunteerdb.Store) error) error {
-	return service.WithAdminDatabase(ctx, func(cfg config.Admin, pool *pgxpool.Pool) error { return f(cfg, volunteerdb.New(pool)) })
+	return service.WithDatabase(ctx, func(cfg config.Admin, pool *pgxpool.Pool) error { return f(cfg, volunteerdb.New(pool)) })
 }
 
 func importCommand() *cobra.Command {
