@@ -31,16 +31,10 @@ import (
 func Root() *cobra.Command {
 	root := service.NewRoot("auth", "OAuth 2.0 authorization server of the event registration service")
 	root.AddCommand(
-		&cobra.Command{
-			Use: "serve", Short: "Run the public and internal listeners until SIGTERM", Args: cobra.NoArgs,
-			RunE: func(cmd *cobra.Command, _ []string) error {
-				cfg, err := config.Load[config.Serve]()
-				if err != nil {
-					return err
-				}
-				return server.Run(cmd.Context(), cfg)
-			},
-		},
+		service.ServeCommand("auth", migrations.Set(), func(ctx context.Context, cfg config.Serve, rt *service.Runtime) error {
+			_, err := server.Mount(ctx, cfg, rt)
+			return err
+		}),
 		service.MigrateCommand(migrations.Set(), config.Load[service.DatabaseConfig]),
 		service.HealthcheckCommand(),
 		importCommand(),

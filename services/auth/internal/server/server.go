@@ -41,7 +41,6 @@ import (
 	"github.com/eventreg/eventreg/services/auth/internal/webhook"
 	"github.com/eventreg/eventreg/services/auth/internal/webhook/webhookdb"
 	"github.com/eventreg/eventreg/services/auth/internal/webhookapi"
-	"github.com/eventreg/eventreg/services/auth/migrations"
 )
 
 // App is the wired service: its handlers on the two engines, and the key
@@ -180,18 +179,6 @@ func jwks(keys *signing.Manager) gin.HandlerFunc {
 		c.Header("Cache-Control", "public, max-age=60")
 		c.Data(http.StatusOK, "application/json", keys.JWKS())
 	}
-}
-
-// Run is `auth serve`.
-func Run(ctx context.Context, cfg config.Serve) error {
-	rt, err := service.Start(ctx, "auth", cfg.Base, migrations.Set())
-	if err != nil {
-		return err
-	}
-	if _, err := Mount(ctx, cfg, rt); err != nil {
-		return err
-	}
-	return rt.Serve(ctx)
 }
 
 // Mount wires auth onto rt as `serve` runs it: Redis, the users service's

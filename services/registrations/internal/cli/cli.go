@@ -24,7 +24,7 @@ import (
 func Root() *cobra.Command {
 	root := service.NewRoot("registrations", "Registrations of the current convention")
 	root.AddCommand(
-		serveCommand(),
+		service.ServeCommand("registrations", migrations.Set(), server.Mount),
 		service.MigrateCommand(migrations.Set(), service.LoadAdminDatabase),
 		service.HealthcheckCommand(),
 		importCommand(),
@@ -33,34 +33,6 @@ func Root() *cobra.Command {
 		recordPaymentCommand(),
 	)
 	return root
-}
-
-func serveCommand() *cobra.Command {
-	return &cobra.Command{
-		Use:   "serve",
-		Short: "Serve the public and internal listeners until SIGTERM",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := config.Load[config.Serve]()
-			if err != nil {
-				return err
-			}
-			return Serve(cmd.Context(), cfg)
-		},
-	}
-}
-
-// Serve runs the service: runtime (logger, telemetry, database, servers),
-// then server.Mount, then serve until ctx ends.
-func Serve(ctx context.Context, cfg config.Serve) error {
-	rt, err := service.Start(ctx, "registrations", cfg.Base, migrations.Set())
-	if err != nil {
-		return err
-	}
-	if err := server.Mount(ctx, cfg, rt); err != nil {
-		return err
-	}
-	return rt.Serve(ctx)
 }
 
 // withStore runs f with the admin configuration, its database and the store.

@@ -24,7 +24,7 @@ import (
 func Root() *cobra.Command {
 	root := service.NewRoot("volunteers", "Volunteers and volunteer departments of the current convention")
 	root.AddCommand(
-		serveCommand(),
+		service.ServeCommand("volunteers", migrations.Set(), server.Mount),
 		service.MigrateCommand(migrations.Set(), service.LoadAdminDatabase),
 		service.HealthcheckCommand(),
 		importCommand(),
@@ -32,34 +32,6 @@ func Root() *cobra.Command {
 		deleteCommand(),
 	)
 	return root
-}
-
-func serveCommand() *cobra.Command {
-	return &cobra.Command{
-		Use:   "serve",
-		Short: "Serve the public and internal listeners until SIGTERM",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := config.Load[config.Serve]()
-			if err != nil {
-				return err
-			}
-			return Serve(cmd.Context(), cfg)
-		},
-	}
-}
-
-// Serve runs the service: runtime (logger, telemetry, database, servers),
-// then server.Mount, then serve until ctx ends.
-func Serve(ctx context.Context, cfg config.Serve) error {
-	rt, err := service.Start(ctx, "volunteers", cfg.Base, migrations.Set())
-	if err != nil {
-		return err
-	}
-	if err := server.Mount(ctx, cfg, rt); err != nil {
-		return err
-	}
-	return rt.Serve(ctx)
 }
 
 // withStore runs f with the admin configuration and the store of its database.
