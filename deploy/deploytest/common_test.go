@@ -41,9 +41,6 @@ func readRepoFile(t testing.TB, rel string) string {
 	return string(b)
 }
 
-// endpointsFile is the project's route table (libs/apispec/endpoints.json).
-const endpointsFile = "../../libs/apispec/endpoints.json"
-
 // checkGolden compares got with the file at path, or rewrites it under -update.
 func checkGolden(t *testing.T, path, got string) {
 	t.Helper()

@@ -1,39 +1,18 @@
 package deploytest
 
 import (
-	"encoding/json"
-	"os"
 	"regexp"
 	"strings"
 	"testing"
 
 	networkingv1 "k8s.io/api/networking/v1"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/eventreg/eventreg/libs/apispec"
 )
 
-type endpoint struct {
-	Method  string `json:"method"`
-	Path    string `json:"path"`
-	Service string `json:"service"`
-}
-
-func readEndpoints(t *testing.T) []endpoint {
-	t.Helper()
-	b, err := os.ReadFile(endpointsFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc struct {
-		Endpoints []endpoint `json:"endpoints"`
-	}
-	if err := json.Unmarshal(b, &doc); err != nil {
-		t.Fatalf("endpoints.json: %v", err)
-	}
-	if len(doc.Endpoints) == 0 {
-		t.Fatal("endpoints.json lists no endpoints")
-	}
-	return doc.Endpoints
-}
+// readEndpoints is the route table's endpoints (apispec.Routes).
+func readEndpoints(*testing.T) []apispec.Endpoint { return apispec.Routes().Endpoints }
 
 var pathParam = regexp.MustCompile(`\{[^}/]+\}`)
 
@@ -58,7 +37,7 @@ var forwardedByUsers = map[string]string{
 
 // answeredBy is the service a gateway must route e to: its owner, or users
 // for the sub-resources users forwards to their owners.
-func answeredBy(e endpoint) string {
+func answeredBy(e apispec.Endpoint) string {
 	if owner, ok := forwardedByUsers[e.Path]; ok && owner == e.Service {
 		return "users"
 	}

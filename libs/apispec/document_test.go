@@ -4,45 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"os"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/getkin/kin-openapi/openapi3"
 )
-
-// endpointsFile is the project's route table, beside this package's document.
-const endpointsFile = "endpoints.json"
-
-type endpointTable struct {
-	Endpoints []struct {
-		Method string  `json:"method"`
-		Path   string  `json:"path"`
-		Auth   string  `json:"auth"`
-		Scope  *string `json:"scope"`
-	} `json:"endpoints"`
-	Scopes map[string]struct {
-		Mode      string `json:"mode"`
-		Sensitive bool   `json:"sensitive"`
-	} `json:"scopes"`
-}
-
-func loadEndpoints(t *testing.T) endpointTable {
-	t.Helper()
-	b, err := os.ReadFile(endpointsFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var table endpointTable
-	if err := json.Unmarshal(b, &table); err != nil {
-		t.Fatalf("parsing %s: %v", endpointsFile, err)
-	}
-	if len(table.Endpoints) == 0 {
-		t.Fatalf("%s lists no endpoints", endpointsFile)
-	}
-	return table
-}
 
 func loadDoc(t *testing.T) *openapi3.T {
 	t.Helper()
@@ -117,7 +84,7 @@ func security(doc *openapi3.T, op *openapi3.Operation) openapi3.SecurityRequirem
 }
 
 func TestDocumentMatchesEndpointTable(t *testing.T) {
-	table := loadEndpoints(t)
+	table := Routes()
 	doc := loadDoc(t)
 
 	listed := map[string]bool{}
@@ -175,7 +142,7 @@ func TestDocumentMatchesEndpointTable(t *testing.T) {
 		for path, item := range doc.Paths.Map() {
 			for method := range item.Operations() {
 				if !listed[method+" "+path] {
-					t.Errorf("%s %s is in the document but not in %s", method, path, endpointsFile)
+					t.Errorf("%s %s is in the document but not in endpoints.json", method, path)
 				}
 			}
 		}

@@ -25,7 +25,6 @@
 package archtable
 
 import (
-	"encoding/json"
 	"fmt"
 	"go/ast"
 	"go/parser"
@@ -40,6 +39,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/eventreg/eventreg/libs/apispec"
 	"github.com/eventreg/eventreg/libs/testkit"
 )
 
@@ -83,10 +83,7 @@ func Problems(root string, doc []byte, service string, routes []gin.RouteInfo) [
 	if err != nil {
 		return []string{err.Error()}
 	}
-	endpoints, err := loadEndpoints(filepath.Join(root, "libs", "apispec", "endpoints.json"))
-	if err != nil {
-		return []string{err.Error()}
-	}
+	endpoints := loadEndpoints()
 	errs := checkEndpoints(rows, endpoints)
 	errs = append(errs, checkRoutes(service, rows, routes, endpoints)...)
 	src := &source{root: root, service: service, pkgs: map[string]*pkg{}}
@@ -199,22 +196,15 @@ func routeKey(method, path string) string {
 	return method + " " + paramRE.ReplaceAllString(path, "{}")
 }
 
-type endpoint struct{ Method, Path, Service string }
+type endpoint = apispec.Endpoint
 
-func loadEndpoints(path string) (map[string]endpoint, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	var doc struct{ Endpoints []endpoint }
-	if err := json.Unmarshal(b, &doc); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
+// loadEndpoints keys the route table's endpoints by routeKey.
+func loadEndpoints() map[string]endpoint {
 	out := map[string]endpoint{}
-	for _, e := range doc.Endpoints {
+	for _, e := range apispec.Routes().Endpoints {
 		out[routeKey(e.Method, e.Path)] = e
 	}
-	return out, nil
+	return out
 }
 
 // checkEndpoints: one row per endpoint of the route table, owned as it says

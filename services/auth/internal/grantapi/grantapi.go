@@ -100,21 +100,25 @@ func tokenRequest(p params) (grant.Request, *apierror.OAuthError) {
 	if r.GrantType, e = p.get("grant_type"); e != nil {
 		return r, e
 	}
-	fields := map[string]*string{}
+	type field struct {
+		name string
+		dst  *string
+	}
+	var fields []field
 	switch r.GrantType {
 	case "":
 		return r, apierror.NewOAuth(apierror.OAuthInvalidRequest, "grant_type is required.")
 	case grant.TypeClientCredentials:
 	case grant.TypeAuthorizationCode:
-		fields = map[string]*string{"code": &r.Code, "redirect_uri": &r.RedirectURI, "code_verifier": &r.Verifier}
+		fields = []field{{"code", &r.Code}, {"redirect_uri", &r.RedirectURI}, {"code_verifier", &r.Verifier}}
 	case grant.TypeRefreshToken:
 		// redirect_uri is accepted, as the contract lists it, and not used.
-		fields = map[string]*string{"refresh_token": &r.RefreshToken, "redirect_uri": new(string)}
+		fields = []field{{"refresh_token", &r.RefreshToken}, {"redirect_uri", new(string)}}
 	default:
 		return r, apierror.NewOAuth(apierror.OAuthUnsupportedGrantType, "Supported grant types: authorization_code, refresh_token, client_credentials.")
 	}
-	for name, dst := range fields {
-		if *dst, e = p.get(name); e != nil {
+	for _, f := range fields {
+		if *f.dst, e = p.get(f.name); e != nil {
 			return r, e
 		}
 	}

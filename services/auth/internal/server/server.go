@@ -81,9 +81,9 @@ func Build(ctx context.Context, cfg config.Serve, log *slog.Logger, pool *pgxpoo
 		Issuer:         issuer, Log: log, Metrics: metrics,
 	}).Register(public, internal)
 
-	// Two steps, because these are the bytes the CSRF key has always had
-	// (the second step used to live in browser.New): forms rendered by a
-	// replica of the previous release still validate during a rolling deploy.
+	// Two derivation steps give the CSRF key the bytes the previous release
+	// derives, so forms rendered by one of its replicas still validate
+	// during a rolling deploy.
 	csrfKey := deriveKey(deriveKey([]byte(cfg.ClientSecretKey), "csrf"), "eventreg auth csrf key v1")
 	pages, err := browser.New(browser.Config{
 		OrgName: cfg.OrgName, OrgLogoURL: cfg.OrgLogoURL, SecureCookies: strings.HasPrefix(issuer, "https://"),

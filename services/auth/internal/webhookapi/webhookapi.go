@@ -44,12 +44,14 @@ type Handler struct {
 	// Cursor signs the deliveries' page cursors.
 	Cursor *cursor.Codec
 	Log    *slog.Logger
+	reply  apireply.Replier
 }
 
 // New returns the handler of webhooks; tokens, denylist and codec check the
 // apps' tokens and sign the deliveries' page cursors.
 func New(webhooks *webhook.Service, tokens *accesstoken.Issuer, denylist Denylist, codec *cursor.Codec, log *slog.Logger) *Handler {
-	return &Handler{Webhooks: webhooks, Tokens: tokens, Denylist: denylist, Cursor: codec, Log: log}
+	return &Handler{Webhooks: webhooks, Tokens: tokens, Denylist: denylist, Cursor: codec, Log: log,
+		reply: apireply.Replier{Log: log, Rules: errorRules}}
 }
 
 // Denylist is the access-token denylist (refreshtoken.Denylist).
@@ -136,5 +138,5 @@ var errorRules = []apireply.Rule{
 
 // fail answers the error the business returned.
 func (h *Handler) fail(c *gin.Context, err error) {
-	apireply.Replier{Log: h.Log, Rules: errorRules}.Error(c, err)
+	h.reply.Error(c, err)
 }

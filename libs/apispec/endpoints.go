@@ -1,0 +1,43 @@
+package apispec
+
+import (
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"sync"
+)
+
+//go:embed endpoints.json
+var endpointsJSON []byte
+
+// Endpoint is one public endpoint of the route table (endpoints.json): the
+// owning service and what a request needs.
+type Endpoint struct {
+	Method  string  `json:"method"`
+	Path    string  `json:"path"`
+	Service string  `json:"service"`
+	Auth    string  `json:"auth"`
+	Scope   *string `json:"scope"`
+}
+
+// RouteTable is endpoints.json: the endpoints, and every scope's mode and
+// sensitivity.
+type RouteTable struct {
+	Endpoints []Endpoint `json:"endpoints"`
+	Scopes    map[string]struct {
+		Mode      string `json:"mode"`
+		Sensitive bool   `json:"sensitive"`
+	} `json:"scopes"`
+}
+
+// Routes returns the project's route table, the one nginx, the chart's
+// Ingress and HTTPRoute, this document and the scope and architecture tests
+// are checked against. The file is checked by the package's tests, so a
+// failure here is a build defect.
+var Routes = sync.OnceValue(func() RouteTable {
+	var t RouteTable
+	if err := json.Unmarshal(endpointsJSON, &t); err != nil || len(t.Endpoints) == 0 {
+		panic(fmt.Sprintf("apispec: endpoints.json lists no endpoints or does not parse: %v", err))
+	}
+	return t
+})
