@@ -20,8 +20,8 @@ import (
 )
 
 // chromium starts a headless Chromium (Debian's /usr/bin/chromium) with a
-// fresh profile and returns a browser context.
-func chromium(t *testing.T) context.Context {
+// fresh profile and returns a browser context; extra adds flags.
+func chromium(t *testing.T, extra ...chromedp.ExecAllocatorOption) context.Context {
 	t.Helper()
 	exec := os.Getenv("CHROMIUM")
 	if exec == "" {
@@ -35,6 +35,7 @@ func chromium(t *testing.T) context.Context {
 		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
 		chromedp.UserDataDir(t.TempDir()),
 	}
+	opts = append(opts, extra...)
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(actx)
 	t.Cleanup(func() { cancel(); cancelAlloc() })

@@ -226,13 +226,23 @@ func TestComposeImagesAndBuilds(t *testing.T) {
 	for svc, repo := range chartRepos {
 		ours[repo] = svc
 	}
+	builder := map[string]string{} // image -> the build target that makes it
+	for _, s := range p.Services {
+		if s.Build != nil {
+			builder[s.Image] = s.Build.Target
+		}
+	}
 	for name, s := range p.Services {
 		repo, _, _ := strings.Cut(s.Image, "@")
 		if i := strings.LastIndex(repo, ":"); i > strings.LastIndex(repo, "/") {
 			repo = repo[:i]
 		}
-		if svc, isOurs := ours[repo]; isOurs && (s.Build == nil || s.Build.Target != svc) {
-			t.Errorf("%s: image %s is the project's %s image but is not built from this repository: it would be pulled", name, s.Image, svc)
+		svc, isOurs := ours[repo]
+		if isOurs && builder[s.Image] != svc {
+			t.Errorf("%s: image %s is the project's %s image but no service here builds it from this repository: it would be pulled", name, s.Image, svc)
+		}
+		if isOurs && s.Build == nil {
+			continue // its service builds it; migrations and imports run the same image
 		}
 		if s.Build != nil {
 			if s.Build.Dockerfile != "deploy/docker/Dockerfile" || s.Build.Context != repoRoot(t) {
@@ -296,12 +306,12 @@ func TestComposeConfiguration(t *testing.T) {
 	gw := p.Services["gateway"]
 	var mountsConf bool
 	for _, v := range gw.Volumes {
-		if v.Source == repoPath(t, "deploy/nginx/compose.conf") && v.Target == "/etc/nginx/nginx.conf" && v.ReadOnly {
+		if v.Source == repoPath(t, "deploy/nginx/compose.conf") && v.Target == "/etc/eventreg/nginx.conf" && v.ReadOnly {
 			mountsConf = true
 		}
 	}
 	if !mountsConf {
-		t.Error("the gateway does not mount deploy/nginx/compose.conf read-only as /etc/nginx/nginx.conf")
+		t.Error("the gateway does not mount deploy/nginx/compose.conf read-only as /etc/eventreg/nginx.conf")
 	}
 	if !slices.Contains(gw.Tmpfs, composeGateway.Prefix) {
 		t.Errorf("the gateway has no tmpfs at its nginx prefix %s: %v", composeGateway.Prefix, gw.Tmpfs)

@@ -157,8 +157,12 @@ func dockerfileExpander(ins []dockerInstruction) func(string) string {
 			args[k] = v
 		}
 	}
+	ref := regexp.MustCompile(`\$\{(\w+)\}`)
 	return func(s string) string {
-		return regexp.MustCompile(`\$\{(\w+)\}`).ReplaceAllStringFunc(s, func(m string) string { return args[m[2:len(m)-1]] })
+		for i := 0; i < 5 && ref.MatchString(s); i++ { // an ARG's default may name another ARG
+			s = ref.ReplaceAllStringFunc(s, func(m string) string { return args[m[2:len(m)-1]] })
+		}
+		return s
 	}
 }
 

@@ -36,7 +36,9 @@ var composeGateway = gatewayParams{
 	User:          "",
 	ErrorLog:      "/dev/stderr",
 	AccessLog:     "/dev/stdout",
-	HTTPSOrigin:   "https://127.0.0.1:8443", // AUTH_ISSUER in docker-compose.yaml
+	// the gateway's command fills it in with envsubst: AUTH_ISSUER's origin, which
+	// follows the published port (EVENTREG_HTTPS_PORT in docker-compose.yaml)
+	HTTPSOrigin: "${EVENTREG_HTTPS_ORIGIN}",
 }
 
 const composeConfHeader = "# GENERATED from deploy/nginx/nginx.conf.tmpl for docker compose; do not edit.\n" +
@@ -100,8 +102,19 @@ func TestComposeGatewayConfig(t *testing.T) {
 			}
 		}
 	}
-	if oauthRedirect == nil || strings.Join(oauthRedirect.args, " ") != "308 https://127.0.0.1:8443$request_uri" {
-		t.Errorf("compose.conf: plain-HTTP /oauth/ must be a 308 to the https issuer's origin, got %v", oauthRedirect)
+	if oauthRedirect == nil || strings.Join(oauthRedirect.args, " ") != "308 ${EVENTREG_HTTPS_ORIGIN}$request_uri" {
+		t.Errorf("compose.conf: plain-HTTP /oauth/ must be a 308 to the https origin the gateway fills in, got %v", oauthRedirect)
+	}
+	// ... which is the issuer's, on whatever port is published
+	p := loadCompose(t)
+	gw := p.Services["gateway"]
+	origin := gw.Environment["EVENTREG_HTTPS_ORIGIN"]
+	if issuer := p.Services["auth"].Environment["AUTH_ISSUER"]; origin == nil || issuer == nil || *origin != *issuer {
+		t.Errorf("the gateway's EVENTREG_HTTPS_ORIGIN %v is not auth's AUTH_ISSUER %v", deref(origin), deref(issuer))
+	}
+	if cmd := strings.Join(gw.Command, " "); !strings.Contains(cmd, "envsubst '${EVENTREG_HTTPS_ORIGIN}' </etc/eventreg/nginx.conf >/tmp/nginx/nginx.conf") ||
+		!strings.Contains(cmd, "exec nginx -e stderr -c /tmp/nginx/nginx.conf") {
+		t.Errorf("the gateway's command does not fill in its configuration and run nginx on it: %q", cmd)
 	}
 	var xff *directive
 	for _, d := range conf.find("http").all("proxy_set_header") {
@@ -188,6 +201,11 @@ func tokenizeNginx(src string) ([]string, error) {
 		default:
 			j := i
 			for j < len(src) && !strings.ContainsRune(" \t\r\n{};", rune(src[j])) {
+				if strings.HasPrefix(src[j:], "${") { // a variable in braces, as nginx reads it
+					if end := strings.IndexByte(src[j:], '}'); end > 0 {
+						j += end
+					}
+				}
 				j++
 			}
 			toks = append(toks, src[i:j])

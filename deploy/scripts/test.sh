@@ -12,29 +12,8 @@ root=$(pwd)
 log() { printf '\033[1m==> %s\033[0m\n' "$*"; }
 
 # --- 1. tools -----------------------------------------------------------------
+bash deploy/scripts/needs.sh test
 pg_bin() { ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n1; }
-missing=()
-command -v go >/dev/null || { echo "Go is required (https://go.dev/dl/); it is not on PATH" >&2; exit 1; }
-[ -n "$(pg_bin)" ] || command -v initdb >/dev/null || missing+=(postgresql)
-command -v redis-server >/dev/null || missing+=(redis-server)
-command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || missing+=(nginx-light)
-command -v chromium >/dev/null || [ -x /usr/bin/chromium ] || missing+=(chromium)
-command -v wrk >/dev/null || missing+=(wrk)
-# actionlint runs it on the release workflow; deploy/deploytest on the helm test script
-command -v shellcheck >/dev/null || missing+=(shellcheck)
-if [ ${#missing[@]} -gt 0 ]; then
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-    log "installing ${missing[*]} from Debian's packages"
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq
-    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-    # Debian starts the freshly installed servers; the tests start their own.
-  else
-    echo "missing: ${missing[*]}" >&2
-    echo "install them with: sudo apt-get install -y ${missing[*]}" >&2
-    exit 1
-  fi
-fi
 export PATH="$PATH:/usr/sbin"
 
 # --- 2. PostgreSQL ------------------------------------------------------------
@@ -96,4 +75,14 @@ for m in "${patterns[@]}"; do
   done < <(go list -f '{{.ImportPath}} {{.Dir}}' "$m")
 done
 rm -f "$fuzzlog"
+
+# --- 5. containers: the images and docker compose, on a real Docker engine -----
+if [ "${EVENTREG_SKIP_CONTAINERS:-}" = 1 ]; then
+  log "container tests skipped (EVENTREG_SKIP_CONTAINERS=1)"
+elif [ "$(id -u)" = 0 ] || docker info >/dev/null 2>&1; then
+  log "container tests: the images, then docker compose"
+  bash deploy/scripts/test-containers.sh all
+else
+  log "container tests skipped: no Docker engine answers and, not being root, this script cannot start one (make test-images, make test-compose)"
+fi
 log "all tests passed"

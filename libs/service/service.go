@@ -57,13 +57,23 @@ func Main(root *cobra.Command) {
 
 // NewRoot returns the root command of a service binary.
 func NewRoot(name, short string) *cobra.Command {
-	return &cobra.Command{
+	root := &cobra.Command{
 		Use:           name,
 		Short:         short,
 		Version:       Version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.AddCommand(&cobra.Command{
+		Use:   "version",
+		Short: "Print the version of this binary (as --version does)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			_, err := fmt.Fprintf(cmd.OutOrStdout(), "%s version %s\n", name, Version)
+			return err
+		},
+	})
+	return root
 }
 
 // Runtime is what Start built for `serve`.
