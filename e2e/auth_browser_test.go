@@ -33,7 +33,8 @@ func chromium(t *testing.T, extra ...chromedp.ExecAllocatorOption) context.Conte
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(exec), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
 		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()),
+		// no UserDataDir: chromedp makes a fresh profile directory and removes it
+		// once the browser has exited (a t.TempDir raced its last writes)
 	}
 	opts = append(opts, extra...)
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)

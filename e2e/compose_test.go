@@ -191,6 +191,14 @@ func (c *composeStack) healthChecks(t *testing.T) {
 	if checked != 7 { // postgres, redis, the four services, the gateway
 		t.Errorf("%d containers with health checks, want 7:\n%s", checked, out)
 	}
+	// The resource services start after auth is healthy: their first JWKS
+	// fetch and revocation poll succeed.
+	logs := c.mustCompose("logs", "--no-color", "users", "volunteers", "registrations")
+	for _, failure := range []string{"fetching the JWKS failed", "polling the revocation feed failed"} {
+		if strings.Contains(logs, failure) {
+			t.Errorf("a resource service logged %q at start", failure)
+		}
+	}
 }
 
 // oboFlow signs alice in with Chromium. The app sends her to the plain-HTTP

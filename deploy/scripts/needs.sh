@@ -4,6 +4,7 @@
 # it names the packages and stops. Sourced or run; Go must already be on PATH.
 set -euo pipefail
 purpose=${1:-run}
+# shellcheck disable=SC2012
 pg_bin() { ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n1; }
 command -v go >/dev/null || { echo "Go is required (https://go.dev/dl/); it is not on PATH" >&2; exit 1; }
 missing=()

@@ -30,5 +30,7 @@ passed=$(grep -cE '^\s*--- PASS' "$out" || true)
 failed=$(grep -cE '^\s*--- FAIL' "$out" || true)
 skipped=$(grep -cE '^\s*--- SKIP' "$out" || true)
 rm -f "$out"
+# the images a rebuild replaced (make images, then compose's own build), and only those
+docker image prune -f --filter label=org.opencontainers.image.source=https://github.com/eventreg/eventreg >/dev/null || true
 echo "containers ($what): $passed passed, $failed failed, $skipped skipped"
 exit "$rc"

@@ -36,7 +36,8 @@ log() { printf '%s standins: %s\n' "$(date +%T)" "$*" >&2; }
 have() { [ -z "${REBUILD:-}" ] && docker image inspect "$1" >/dev/null 2>&1; }
 # the legacy builder: these Dockerfiles need nothing newer, and it works on any engine
 build() { local tag=$1 dir=$2; shift 2
-  DOCKER_BUILDKIT=0 docker build -q --label "$LABEL" -t "$tag" "$@" "$dir" >/dev/null; }
+  DOCKER_BUILDKIT=0 docker build -q --label "$LABEL" -t "$tag" "$@" "$dir" >"$WORK/build.log" 2>&1 \
+    || { tail -n 30 "$WORK/build.log" >&2; return 1; }; }
 module_dir() { go mod download -json "$1" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p'; }
 
 debian() {
