@@ -32,15 +32,18 @@ const resolveTimeout = 3 * time.Second
 
 // blocked are the ranges no webhook reaches unless allowed: loopback,
 // private, shared (CGNAT), link-local, "this network", reserved and
-// broadcast (240.0.0.0/4 holds 255.255.255.255), and the IPv6 prefixes that
-// embed an IPv4 address (NAT64).
+// broadcast (240.0.0.0/4 holds 255.255.255.255), the deprecated IPv6
+// site-local prefix, and the IPv6 prefixes that embed an IPv4 address (NAT64,
+// IPv4-compatible, 6to4, Teredo), through which a private IPv4 target could
+// be reached.
 // Unspecified and multicast addresses are refused by netip's predicates.
 var blocked = func() []netip.Prefix {
 	var out []netip.Prefix
 	for _, s := range []string{
 		"0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16", "172.16.0.0/12",
 		"192.0.0.0/24", "192.168.0.0/16", "198.18.0.0/15", "240.0.0.0/4",
-		"::1/128", "fc00::/7", "fe80::/10", "64:ff9b::/96", "64:ff9b:1::/48",
+		"::1/128", "fc00::/7", "fe80::/10", "fec0::/10", "64:ff9b::/96", "64:ff9b:1::/48",
+		"::/96", "2002::/16", "2001::/32",
 	} {
 		out = append(out, netip.MustParsePrefix(s))
 	}

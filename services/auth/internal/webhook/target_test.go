@@ -33,7 +33,9 @@ var public = netip.MustParseAddr("93.184.216.34")
 func TestPublic(t *testing.T) {
 	for _, a := range []string{"127.0.0.1", "127.9.9.9", "10.1.2.3", "172.16.0.1", "172.31.255.255", "192.168.1.1", "169.254.169.254",
 		"100.64.0.1", "100.127.255.255", "0.0.0.0", "0.1.2.3", "224.0.0.1", "255.255.255.255", "240.0.0.1",
-		"::1", "::", "fc00::1", "fd12::1", "fe80::1", "ff02::1", "::ffff:127.0.0.1", "::ffff:10.0.0.1", "64:ff9b::a00:1"} {
+		"::1", "::", "fc00::1", "fd12::1", "fe80::1", "ff02::1", "::ffff:127.0.0.1", "::ffff:10.0.0.1", "64:ff9b::a00:1",
+		// site-local, and IPv4 embedded: IPv4-compatible, 6to4 and Teredo forms of 10.0.0.1 and 127.0.0.1
+		"fec0::1", "::a00:1", "::7f00:1", "2002:a00:1::1", "2002:7f00:1::", "2001:0:a00:1::1"} {
 		if webhook.Public(netip.MustParseAddr(a)) {
 			t.Errorf("%s is taken for public", a)
 		}
