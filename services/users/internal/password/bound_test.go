@@ -89,9 +89,9 @@ func TestBusyWhenTheContextEndsWhileWaiting(t *testing.T) {
 		t.Fatal(err)
 	}
 	peak := watchIDKey(t, 0)
+	start := time.Now() // before the deadline is set: it cannot pass before start+30ms
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
 	defer cancel()
-	start := time.Now()
 	ok, err := h.Check(ctx, "a good password", "")
 	if ok || !errors.Is(err, ErrBusy) || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Check = %v, %v; want ErrBusy wrapping the deadline", ok, err)
