@@ -76,7 +76,8 @@ func (s *Server) recoverer() gin.HandlerFunc {
 }
 
 // requestLog writes one JSON line per request: method, route template, status,
-// duration and client id. Never the query string, headers or body.
+// duration, the client's address (the peer, or what a trusted proxy says) and
+// client id. Never the query string, headers or body.
 func requestLog(log *slog.Logger, listener string) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		start := time.Now()
@@ -94,6 +95,7 @@ func requestLog(log *slog.Logger, listener string) gin.HandlerFunc {
 			"route", route,
 			"status", c.Writer.Status(),
 			"duration_ms", float64(time.Since(start).Microseconds()) / 1000,
+			"client_ip", c.ClientIP(),
 		}
 		if id := c.GetString(LogClientIDKey); id != "" {
 			attrs = append(attrs, "client_id", id)

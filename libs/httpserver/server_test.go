@@ -106,9 +106,10 @@ func TestErrorsInTheAPIShape(t *testing.T) {
 			t.Fatalf("status %d", resp.StatusCode)
 		}
 	})
-	t.Run("request log has route and status, never the body", func(t *testing.T) {
+	t.Run("request log has route, status and the client's address, never the body", func(t *testing.T) {
 		do(t, "POST", base+"/echo", `{"password":"hunter2"}`)
-		if !strings.Contains(logs.String(), `"route":"/echo"`) || strings.Contains(logs.String(), "hunter2") {
+		if !strings.Contains(logs.String(), `"route":"/echo"`) || !strings.Contains(logs.String(), `"client_ip":"127.0.0.1"`) ||
+			strings.Contains(logs.String(), "hunter2") {
 			t.Fatalf("logs: %s", logs.String())
 		}
 	})
