@@ -523,21 +523,9 @@ func (c *cluster) routeChecks(t *testing.T, base string) {
 // lets the demo badge app (an OBO client, redirect URI on 127.0.0.1:9999)
 // exchange the code with PKCE and read the current user.
 func (c *cluster) browserFlow(t *testing.T) {
-	exe := os.Getenv("CHROMIUM")
-	if exe == "" {
-		exe = "/usr/bin/chromium"
-	}
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(exe), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
-		// the route's name is the node, its certificate the script's own
-		chromedp.Flag("host-resolver-rules", "MAP "+c.host+" "+c.nodeAddr),
-		chromedp.Flag("ignore-certificate-errors", true),
-		chromedp.UserDataDir(t.TempDir()),
-	}
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancel := chromedp.NewContext(actx)
-	t.Cleanup(func() { cancel(); cancelAlloc() })
+	// the route's name is the node, its certificate the script's own
+	ctx := chromium(t, chromedp.Flag("host-resolver-rules", "MAP "+c.host+" "+c.nodeAddr),
+		chromedp.Flag("ignore-certificate-errors", true))
 
 	cb := startAuthCallback(t)
 	badge := authApp(c.ingressURL, authBadgeID, authBadgeSecret, "pii:basic", "pii:email")
