@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -19,6 +18,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"golang.org/x/oauth2"
+
+	"github.com/eventreg/eventreg/libs/testkit"
 )
 
 // composeProject is the project name of the stack under test: not the file's
@@ -64,12 +65,11 @@ func lastLines(s string, n int) string {
 
 func freePort(t *testing.T) int {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := testkit.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	return port
 }
 
 // TestCompose brings the project's own docker-compose.yaml up with `docker
@@ -289,7 +289,7 @@ func (c *composeStack) webhook(t *testing.T) string {
 	}
 
 	verifier := &webhookReceiver{t: t, jwksURL: c.httpURL + "/.well-known/jwks.json", issuer: c.issuer}
-	waitFor(t, 60*time.Second, "a verified user-updated delivery for user 1002", func() error {
+	eventually(t, 60*time.Second, "a verified user-updated delivery for user 1002", func() error {
 		resp, err := hc.Get(recorded)
 		if err != nil {
 			return err
@@ -345,7 +345,7 @@ func (c *composeStack) trace(t *testing.T) {
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("GET /api/v0/users/1001: %d", resp.StatusCode)
 	}
-	waitFor(t, 60*time.Second, "trace "+traceID+" in Jaeger with users' spans", func() error {
+	eventually(t, 60*time.Second, "trace "+traceID+" in Jaeger with users' spans", func() error {
 		resp, err := hc.Get(c.jaegerURL + "/api/traces/" + traceID)
 		if err != nil {
 			return err

@@ -95,22 +95,6 @@ func repoRoot(t testing.TB) string {
 	return root
 }
 
-// waitFor polls check every 500 ms until it returns nil or timeout passes.
-func waitFor(t testing.TB, timeout time.Duration, what string, check func() error) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := check()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %s: %v", what, timeout, err)
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
-}
-
 // containerUID is the real uid of a running container's first process, read
 // from the host's /proc.
 func containerUID(t testing.TB, name string) string {

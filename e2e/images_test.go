@@ -63,7 +63,7 @@ func TestImages(t *testing.T) {
 		"-v", filepath.Join(root, "deploy/compose/postgres-databases.sql")+":/docker-entrypoint-initdb.d/10-databases.sql:ro",
 		thirdParty("postgres:17.6-alpine"))
 	start(redis, "redis", thirdParty("redis:7.4.6-alpine"))
-	waitFor(t, 2*time.Minute, "PostgreSQL ready", func() error {
+	eventually(t, 2*time.Minute, "PostgreSQL ready", func() error {
 		_, err := dockerTry("exec", pg, "pg_isready", "-h", "127.0.0.1", "-U", "postgres")
 		return err
 	})
@@ -112,7 +112,7 @@ func TestImages(t *testing.T) {
 			if out, err := oneShot("migrate", "up"); err != nil {
 				t.Fatalf("%s migrate up: %v\n%s", svc, err, out)
 			}
-			waitFor(t, 90*time.Second, svc+" healthcheck answering 0 once migrated", healthcheck)
+			eventually(t, 90*time.Second, svc+" healthcheck answering 0 once migrated", healthcheck)
 			running[svc] = name
 		})
 	}
