@@ -79,6 +79,9 @@ func (s *Store) Claim(ctx context.Context, limit, perEndpoint int, lease time.Du
 // Delivered records a 2xx.
 func (s *Store) Delivered(ctx context.Context, c webhook.Claim, status int) error {
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if err := lockSubscription(ctx, tx, c.SubscriptionID, "FOR KEY SHARE"); err != nil {
+			return err
+		}
 		tag, err := tx.Exec(ctx, `UPDATE webhook_deliveries SET state = 'delivered', attempts = attempts + 1, last_status = $3,
 			last_error = NULL, next_attempt_at = NULL, leased_until = NULL, lease_id = NULL, finished_at = now()
 			WHERE id = $1 AND lease_id = $2`, c.DeliveryID, c.LeaseID, status)
@@ -102,6 +105,9 @@ func (s *Store) Delivered(ctx context.Context, c webhook.Claim, status int) erro
 func (s *Store) Failed(ctx context.Context, c webhook.Claim, f webhook.Failure) (webhook.DeliveryState, error) {
 	var state string
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if err := lockSubscription(ctx, tx, c.SubscriptionID, "FOR NO KEY UPDATE"); err != nil {
+			return err
+		}
 		var status *int
 		if f.Status != 0 {
 			status = &f.Status
@@ -141,6 +147,23 @@ func (s *Store) Failed(ctx context.Context, c webhook.Claim, f webhook.Failure) 
 		return nil
 	})
 	return webhook.DeliveryState(state), err
+}
+
+// lockSubscription takes the subscription's row before an outcome touches
+// its delivery. Every transaction that touches both takes the subscription
+// first (a delete cascades from it, an update re-enables from it), so none
+// waits on another in a circle. A subscription deleted meanwhile took its
+// deliveries with it: the lease is lost.
+func lockSubscription(ctx context.Context, tx pgx.Tx, id, strength string) error {
+	var one int
+	err := tx.QueryRow(ctx, `SELECT 1 FROM webhook_subscriptions WHERE id = $1 `+strength, id).Scan(&one)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return webhook.ErrLeaseLost
+	}
+	if err != nil {
+		return fmt.Errorf("locking subscription %s: %w", id, err)
+	}
+	return nil
 }
 
 // Dead gives a delivery up at once.
