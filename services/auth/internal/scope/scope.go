@@ -27,7 +27,7 @@ type Scope struct {
 }
 
 var catalog = []Scope{
-	{"pii:basic", ModeOBO, false, "See your basic profile: your name, username and profile picture"},
+	{"pii:basic", ModeOBO, false, "See your profile: your account id, name, username, date of birth and profile picture, your roles and permissions, your newsletter choice, whether your email is verified and whether your identity is verified, and whether you are a volunteer or a department lead"},
 	{"pii:address", ModeOBO, false, "See your postal address"},
 	{"pii:email", ModeOBO, false, "See your email address"},
 	{"pii:phone", ModeOBO, false, "See your phone number"},
