@@ -1,6 +1,7 @@
 package deploytest
 
 import (
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -49,6 +50,23 @@ func TestHTTPRoute(t *testing.T) {
 				if !hasPort(svc, "http", 8080) {
 					t.Errorf("rule %d: Service %s has no port http 8080", i, svc.Name)
 				}
+			}
+		}
+	})
+
+	t.Run("the session cookie reaches only auth's pages", func(t *testing.T) {
+		for i, rule := range render(t, httpRouteValues).httpRoute(t).Spec.Rules {
+			path := *rule.Matches[0].Path.Value
+			removes := false
+			for _, f := range rule.Filters {
+				if f.RequestHeaderModifier != nil {
+					for _, h := range f.RequestHeaderModifier.Remove {
+						removes = removes || strings.EqualFold(h, "Cookie")
+					}
+				}
+			}
+			if want := path != "/oauth/"; removes != want {
+				t.Errorf("rule %d (%s): removes Cookie %v, want %v", i, path, removes, want)
 			}
 		}
 	})

@@ -18,6 +18,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -284,4 +285,45 @@ func writeSelfSignedCert(t *testing.T, dir string) (certFile, keyFile string) {
 		}
 	}
 	return certFile, keyFile
+}
+
+// TestGatewaySendsCookiesOnlyToTheSignInPages: the browser sends auth's
+// session cookie (Path=/) with every request to the API's origin; the
+// gateway passes it on only to auth's pages under /oauth/, so no resource
+// service (nor its logs, traces or forwards) ever holds a session.
+func TestGatewaySendsCookiesOnlyToTheSignInPages(t *testing.T) {
+	nginx, err := exec.LookPath("nginx")
+	if err != nil {
+		t.Skip("nginx is not installed (apt-get install nginx-light)")
+	}
+	upstream := map[string]string{}
+	for _, svc := range services {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("X-Upstream", svc)
+			w.Header().Set("X-Cookie-Seen", strconv.FormatBool(r.Header.Get("Cookie") != ""))
+		}))
+		t.Cleanup(srv.Close)
+		upstream[svc] = srv.Listener.Addr().String()
+	}
+	httpAddr, tlsAddr := freeAddr(t), freeAddr(t)
+	startGateway(t, nginx, httpAddr, tlsAddr, upstream, "")
+
+	client := &http.Client{Timeout: 5 * time.Second}
+	for _, e := range readEndpoints(t) {
+		uri := samplePath(e.Path)
+		req, _ := http.NewRequest(http.MethodGet, "http://"+httpAddr+uri, nil)
+		req.Header.Set("Cookie", "__Host-eventreg_session=secret-session-id; other=1")
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatalf("GET %s: %v", uri, err)
+		}
+		resp.Body.Close()
+		servedBy, seen := resp.Header.Get("X-Upstream"), resp.Header.Get("X-Cookie-Seen") == "true"
+		if servedBy == "" {
+			continue // answered by the gateway itself
+		}
+		if want := strings.HasPrefix(uri, "/oauth/"); seen != want {
+			t.Errorf("%s (served by %s): cookie passed on %v, want %v", uri, servedBy, seen, want)
+		}
+	}
 }
