@@ -45,6 +45,7 @@ func (e *UnavailableError) Dependency() string { return "The " + e.Service + " s
 type StatusError struct {
 	Status int
 	Body   string
+	Header http.Header
 }
 
 func (e *StatusError) Error() string { return fmt.Sprintf("status %d: %s", e.Status, e.Body) }
@@ -106,7 +107,7 @@ func (c *Client) Do(ctx context.Context, method, path string, in, out any) error
 	case resp.StatusCode >= 500:
 		return c.unavailable("%s %s answered %d", method, path, resp.StatusCode)
 	case resp.StatusCode >= 400:
-		return &StatusError{Status: resp.StatusCode, Body: string(data)}
+		return &StatusError{Status: resp.StatusCode, Body: string(data), Header: resp.Header}
 	}
 	if out != nil && len(data) > 0 {
 		if err := json.Unmarshal(data, out); err != nil {

@@ -5,6 +5,7 @@ package usersapi
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -20,6 +21,33 @@ const (
 	PathAccount     = "/internal/credentials/account"   // POST AccountRequest → 200 AccountResponse | 404
 	PathPermissions = "/internal/users/:id/permissions" // GET → PermissionsResponse | 404
 )
+
+// AnswerHeader marks the answers that are the users service's verdict on a
+// user: its 404 for a user it does not hold (AnswerNoSuchUser) and its 401
+// for wrong credentials (AnswerBadCredentials). A 404 or 401 without it
+// comes from something else at USERS_INTERNAL_URL (a wrong host or path, a
+// proxy), and the client reports it as the dependency failing: read as
+// "no such user", it would revoke every family on refresh.
+const (
+	AnswerHeader         = "Eventreg-Answer"
+	AnswerNoSuchUser     = "no-such-user"
+	AnswerBadCredentials = "bad-credentials"
+)
+
+// judge reads a call's error: a status answer carrying AnswerHeader = mark
+// is the verdict; the same status without the mark is the dependency
+// failing; anything else is err as it was.
+func judge(err error, status int, mark string, verdict error) error {
+	var se *svcclient.StatusError
+	if !errors.As(err, &se) || se.Status != status {
+		return err
+	}
+	if se.Header.Get(AnswerHeader) == mark {
+		return verdict
+	}
+	return &svcclient.UnavailableError{Service: "users",
+		Err: fmt.Errorf("answered %d without the users service's %s header: is USERS_INTERNAL_URL right?", status, AnswerHeader)}
+}
 
 // MaxSummaryIDs is the most ids one summaries call takes.
 const MaxSummaryIDs = 100
@@ -112,9 +140,10 @@ var ErrBadCredentials = fmt.Errorf("bad credentials")
 // error wrapping svcclient.ErrUnavailable.
 func (c *Client) Verify(ctx context.Context, username, password string) (int64, error) {
 	var resp VerifyResponse
-	err := c.c.Do(ctx, http.MethodPost, PathVerify, VerifyRequest{Username: username, Password: password}, &resp)
-	if svcclient.IsStatus(err, http.StatusUnauthorized) {
-		return 0, ErrBadCredentials
+	err := judge(c.c.Do(ctx, http.MethodPost, PathVerify, VerifyRequest{Username: username, Password: password}, &resp),
+		http.StatusUnauthorized, AnswerBadCredentials, ErrBadCredentials)
+	if errors.Is(err, ErrBadCredentials) {
+		return 0, err
 	}
 	if err != nil {
 		return 0, fmt.Errorf("verifying credentials: %w", err)
@@ -129,9 +158,10 @@ var ErrNotFound = fmt.Errorf("user not found")
 // ignored), ErrNotFound, or an error wrapping svcclient.ErrUnavailable.
 func (c *Client) Account(ctx context.Context, login string) (int64, error) {
 	var resp AccountResponse
-	err := c.c.Do(ctx, http.MethodPost, PathAccount, AccountRequest{Username: login}, &resp)
-	if svcclient.IsStatus(err, http.StatusNotFound) {
-		return 0, ErrNotFound
+	err := judge(c.c.Do(ctx, http.MethodPost, PathAccount, AccountRequest{Username: login}, &resp),
+		http.StatusNotFound, AnswerNoSuchUser, ErrNotFound)
+	if errors.Is(err, ErrNotFound) {
+		return 0, err
 	}
 	if err != nil {
 		return 0, fmt.Errorf("resolving an account: %w", err)
@@ -142,9 +172,10 @@ func (c *Client) Account(ctx context.Context, login string) (int64, error) {
 // Permissions returns the permissions a user holds.
 func (c *Client) Permissions(ctx context.Context, userID int64) ([]string, error) {
 	var resp PermissionsResponse
-	err := c.c.Do(ctx, http.MethodGet, "/internal/users/"+strconv.FormatInt(userID, 10)+"/permissions", nil, &resp)
-	if svcclient.IsStatus(err, http.StatusNotFound) {
-		return nil, ErrNotFound
+	err := judge(c.c.Do(ctx, http.MethodGet, "/internal/users/"+strconv.FormatInt(userID, 10)+"/permissions", nil, &resp),
+		http.StatusNotFound, AnswerNoSuchUser, ErrNotFound)
+	if errors.Is(err, ErrNotFound) {
+		return nil, err
 	}
 	if err != nil {
 		return nil, fmt.Errorf("fetching permissions of user %d: %w", userID, err)

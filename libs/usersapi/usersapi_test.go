@@ -35,12 +35,14 @@ func double(t *testing.T) *httptest.Server {
 			_ = json.NewEncoder(w).Encode(usersapi.VerifyResponse{UserID: 1001})
 			return
 		}
+		w.Header().Set(usersapi.AnswerHeader, usersapi.AnswerBadCredentials)
 		w.WriteHeader(401)
 	})
 	mux.HandleFunc("POST /internal/credentials/account", func(w http.ResponseWriter, r *http.Request) {
 		var req usersapi.AccountRequest
 		_ = json.NewDecoder(r.Body).Decode(&req)
 		if req.Username != "alice@example.org" {
+			w.Header().Set(usersapi.AnswerHeader, usersapi.AnswerNoSuchUser)
 			w.WriteHeader(404)
 			return
 		}
@@ -48,6 +50,7 @@ func double(t *testing.T) *httptest.Server {
 	})
 	mux.HandleFunc("GET /internal/users/{id}/permissions", func(w http.ResponseWriter, r *http.Request) {
 		if r.PathValue("id") != "1001" {
+			w.Header().Set(usersapi.AnswerHeader, usersapi.AnswerNoSuchUser)
 			w.WriteHeader(404)
 			return
 		}
@@ -89,5 +92,30 @@ func TestClient(t *testing.T) {
 	down := usersapi.NewClient("http://127.0.0.1:1", time.Second)
 	if _, err := down.Summaries(ctx, []int64{1}); !errors.Is(err, svcclient.ErrUnavailable) {
 		t.Fatalf("down: %v", err)
+	}
+}
+
+// A 404 or 401 that does not carry the users service's mark comes from
+// something else at USERS_INTERNAL_URL (a wrong host or path, a proxy): it
+// is the dependency failing, never "no such user" or "wrong password".
+func TestAnswersWithoutTheMarkAreUnavailable(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == usersapi.PathVerify {
+			http.Error(w, `{"errors":{"authentication":{"message":"Unauthorized."}}}`, http.StatusUnauthorized)
+			return
+		}
+		http.Error(w, `{"errors":{"resource":{"message":"No such endpoint."}}}`, http.StatusNotFound)
+	}))
+	t.Cleanup(srv.Close)
+	c := usersapi.NewClient(srv.URL, time.Second)
+	ctx := context.Background()
+	if _, err := c.Permissions(ctx, 1001); !errors.Is(err, svcclient.ErrUnavailable) {
+		t.Errorf("Permissions: %v; want unavailable", err)
+	}
+	if _, err := c.Account(ctx, "alice"); !errors.Is(err, svcclient.ErrUnavailable) {
+		t.Errorf("Account: %v; want unavailable", err)
+	}
+	if _, err := c.Verify(ctx, "alice", "pw"); !errors.Is(err, svcclient.ErrUnavailable) {
+		t.Errorf("Verify: %v; want unavailable", err)
 	}
 }

@@ -84,9 +84,10 @@ var (
 // plain text; the real service checks argon2id hashes.
 type UsersDouble struct {
 	*httptest.Server
-	mu    sync.Mutex
-	users []User
-	down  bool
+	mu        sync.Mutex
+	users     []User
+	down      bool
+	misrouted bool
 	// Verifications counts Verify calls.
 	Verifications int
 }
@@ -104,6 +105,11 @@ func (d *UsersDouble) VerifyCalls() int { d.mu.Lock(); defer d.mu.Unlock(); retu
 
 // SetDown makes the double answer 503 (or recover).
 func (d *UsersDouble) SetDown(down bool) { d.mu.Lock(); d.down = down; d.mu.Unlock() }
+
+// SetMisrouted makes the double answer every call as a server that is not
+// the users service would: a bare 404 (or recover). It is what
+// USERS_INTERNAL_URL naming the wrong host or path looks like.
+func (d *UsersDouble) SetMisrouted(m bool) { d.mu.Lock(); d.misrouted = m; d.mu.Unlock() }
 
 // SetPermissions replaces a user's permissions.
 func (d *UsersDouble) SetPermissions(id int64, perms []string) {
@@ -135,6 +141,10 @@ func (d *UsersDouble) serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, `{"errors":{"server":{"message":"down"}}}`, http.StatusServiceUnavailable)
 		return
 	}
+	if d.misrouted {
+		http.Error(w, `{"errors":{"resource":{"message":"No such endpoint."}}}`, http.StatusNotFound)
+		return
+	}
 	w.Header().Set("Content-Type", "application/json")
 	switch {
 	case r.Method == http.MethodPost && r.URL.Path == usersapi.PathVerify:
@@ -151,6 +161,7 @@ func (d *UsersDouble) serve(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		}
+		w.Header().Set(usersapi.AnswerHeader, usersapi.AnswerBadCredentials)
 		w.WriteHeader(http.StatusUnauthorized)
 		_, _ = w.Write([]byte(`{"errors":{"authentication":{"message":"Invalid credentials."}}}`))
 	case r.Method == http.MethodPost && r.URL.Path == usersapi.PathAccount:
@@ -167,6 +178,7 @@ func (d *UsersDouble) serve(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		}
+		w.Header().Set(usersapi.AnswerHeader, usersapi.AnswerNoSuchUser)
 		w.WriteHeader(http.StatusNotFound)
 		_, _ = w.Write([]byte(`{"errors":{"resource":{"message":"No such user."}}}`))
 	case r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/internal/users/") && strings.HasSuffix(r.URL.Path, "/permissions"):
@@ -177,6 +189,7 @@ func (d *UsersDouble) serve(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		}
+		w.Header().Set(usersapi.AnswerHeader, usersapi.AnswerNoSuchUser)
 		w.WriteHeader(http.StatusNotFound)
 		_, _ = w.Write([]byte(`{"errors":{"resource":{"message":"No such user."}}}`))
 	default:

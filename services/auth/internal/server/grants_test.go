@@ -224,6 +224,18 @@ func TestGrantsFollowTheirSources(t *testing.T) {
 			t.Fatalf("%d %v", st, m)
 		}
 	})
+	t.Run("a 404 that is not the users service's (USERS_INTERNAL_URL wrong) is a 503 and revokes nothing", func(t *testing.T) {
+		tok := grant(t, s, oboConfig(s, authtest.BadgeID, authtest.BadgeSecret, "pii:basic"), authtest.Bob)
+		s.Users.SetMisrouted(true)
+		st, m := refreshWith(t, s, tok.RefreshToken, authtest.BadgeID, authtest.BadgeSecret)
+		s.Users.SetMisrouted(false)
+		if st != 503 || m["error"] != "temporarily_unavailable" {
+			t.Fatalf("refresh while misrouted: %d %v; want 503 temporarily_unavailable", st, m)
+		}
+		if st, m := refreshWith(t, s, tok.RefreshToken, authtest.BadgeID, authtest.BadgeSecret); st != 200 {
+			t.Fatalf("the family did not survive: %d %v", st, m)
+		}
+	})
 }
 
 // setClientScopes re-imports the demo clients with id's scopes replaced (nil: as the demo has them).

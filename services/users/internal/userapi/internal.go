@@ -10,6 +10,7 @@ import (
 	"github.com/eventreg/eventreg/libs/apireply"
 	"github.com/eventreg/eventreg/libs/jsonbody"
 	"github.com/eventreg/eventreg/libs/usersapi"
+	"github.com/eventreg/eventreg/services/users/internal/role"
 	"github.com/eventreg/eventreg/services/users/internal/user"
 )
 
@@ -53,6 +54,7 @@ func (h *Handler) verify(c *gin.Context) {
 	}
 	id, err := h.Users.Verify(c.Request.Context(), req.Username, req.Password)
 	if errors.Is(err, user.ErrBadCredentials) {
+		c.Header(usersapi.AnswerHeader, usersapi.AnswerBadCredentials)
 		apireply.Abort(c, &apierror.Error{Status: http.StatusUnauthorized, Category: apierror.CategoryAuthentication,
 			Message: "The username or password is wrong."})
 		return
@@ -73,6 +75,9 @@ func (h *Handler) account(c *gin.Context) {
 		return
 	}
 	id, err := h.Users.Account(c.Request.Context(), req.Username)
+	if errors.Is(err, user.ErrNotFound) {
+		c.Header(usersapi.AnswerHeader, usersapi.AnswerNoSuchUser)
+	}
 	if err != nil {
 		h.reply.Error(c, err)
 		return
@@ -88,6 +93,9 @@ func (h *Handler) permissions(c *gin.Context) {
 		return
 	}
 	perms, err := h.Roles.Permissions(c.Request.Context(), id)
+	if errors.Is(err, role.ErrUserNotFound) {
+		c.Header(usersapi.AnswerHeader, usersapi.AnswerNoSuchUser)
+	}
 	if err != nil {
 		h.reply.Error(c, err)
 		return

@@ -3,6 +3,7 @@ package userapi_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -11,9 +12,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/eventreg/eventreg/libs/ratelimit"
 	"github.com/eventreg/eventreg/libs/testkit"
+	"github.com/eventreg/eventreg/libs/usersapi"
 	"github.com/eventreg/eventreg/services/users/internal/usertest"
 )
 
@@ -358,6 +361,19 @@ func TestInternalAPI(t *testing.T) {
 	t.Run("permissions: unknown user 404, bad id 400", func(t *testing.T) {
 		expectError(t, e.callInternal(t, "GET", "/internal/users/4242/permissions", ""), 404, "resource", "")
 		expectError(t, e.callInternal(t, "GET", "/internal/users/abc/permissions", ""), 400, "validation", "")
+	})
+	t.Run("the client reads this service's verdicts as verdicts (they carry its mark)", func(t *testing.T) {
+		c := usersapi.NewClient(e.internal, 5*time.Second)
+		ctx := context.Background()
+		if _, err := c.Verify(ctx, "alice", "wrong horse battery staple"); !errors.Is(err, usersapi.ErrBadCredentials) {
+			t.Errorf("wrong password: %v", err)
+		}
+		if _, err := c.Account(ctx, "mallory"); !errors.Is(err, usersapi.ErrNotFound) {
+			t.Errorf("unknown account: %v", err)
+		}
+		if _, err := c.Permissions(ctx, 4242); !errors.Is(err, usersapi.ErrNotFound) {
+			t.Errorf("unknown user: %v", err)
+		}
 	})
 	t.Run("the internal routes are not on the public listener", func(t *testing.T) {
 		r := e.send(t, e.public, false, "POST", "/internal/credentials/verify", "", `{"username": "alice", "password": "correct horse battery staple"}`, nil)
