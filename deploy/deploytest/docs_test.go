@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"maps"
 	"os"
+	"os/exec"
 	"regexp"
 	"slices"
 	"sort"
@@ -225,5 +226,18 @@ func TestValuesReferenceCheckerFindsGaps(t *testing.T) {
 	rows := valuesReferenceRows(t, "# x\n\n## Values reference\n\n| value | default |\n|---|---|\n| `a.b` | 1 |\n\n## Next\n\n| `z` | 2 |\n")
 	if !slices.Equal(rows, []string{"a.b"}) {
 		t.Errorf("rows %v, want [a.b] (only the values reference's table)", rows)
+	}
+}
+
+// TestNothingPointsOutsideTheRepository: the repository stands alone; its
+// docs, code and comments never send a reader to files beside it.
+func TestNothingPointsOutsideTheRepository(t *testing.T) {
+	out, err := exec.Command("git", "-C", repoPath(t, "."), "grep", "-n", "-I", "-e", "../shared/", "--", ".", ":!deploy/deploytest/docs_test.go").Output()
+	if len(out) > 0 {
+		t.Errorf("these lines point outside the repository (copy what they need into docs/):\n%s", out)
+	}
+	var exit *exec.ExitError
+	if err != nil && !(errors.As(err, &exit) && exit.ExitCode() == 1) { // 1: no match
+		t.Fatalf("git grep: %v", err)
 	}
 }
