@@ -418,7 +418,7 @@ func (h *Handler) login(c *gin.Context) {
 		h.unavailable(c)
 		return
 	}
-	counted, wait, slow, err := h.countAttempt(ctx, account, c.ClientIP())
+	counted, wait, slow, err := h.countAttempt(ctx, account, ratelimit.AddressKey(c.ClientIP()))
 	if err != nil {
 		h.log.WarnContext(ctx, "login rate limit unavailable", "error", err.Error())
 		h.unavailable(c)

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -171,6 +172,19 @@ func TestLoginPage(t *testing.T) {
 		}
 		if last.status != http.StatusTooManyRequests {
 			t.Fatalf("%d", last.status)
+		}
+		s.Redis.FlushAll(bg())
+	})
+	t.Run("the addresses of one IPv6 /64 share one budget", func(t *testing.T) {
+		var last page
+		for i := 0; i < 7; i++ {
+			last = loginFrom(t, s, "2001:db8:7:7::"+strconv.Itoa(i+1), "user"+string(rune('h'+i)), "wrong")
+		}
+		if last.status != http.StatusTooManyRequests {
+			t.Fatalf("the 7th failure from a 7th address of one /64: %d, want 429", last.status)
+		}
+		if p := loginFrom(t, s, "2001:db8:7:8::1", "alice", authtest.Alice.Password); p.status != http.StatusSeeOther {
+			t.Fatalf("the next /64: %d", p.status)
 		}
 		s.Redis.FlushAll(bg())
 	})
