@@ -111,3 +111,38 @@ func TestAddressKey(t *testing.T) {
 		})
 	}
 }
+
+func TestKnown(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration: needs Redis")
+	}
+	ctx := context.Background()
+	rdb, err := redisdb.Open(testkit.NewRedis(t), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = rdb.Close() })
+	k := NewKnown(rdb, "test", time.Hour)
+	t.Run("a key is known once added, and only that key", func(t *testing.T) {
+		if has, err := k.Has(ctx, "a"); err != nil || has {
+			t.Fatalf("before: %v %v", has, err)
+		}
+		if err := k.Add(ctx, "a"); err != nil {
+			t.Fatal(err)
+		}
+		if has, err := k.Has(ctx, "a"); err != nil || !has {
+			t.Fatalf("after: %v %v", has, err)
+		}
+		if has, _ := k.Has(ctx, "b"); has {
+			t.Fatal("another key is known")
+		}
+	})
+	t.Run("a key is forgotten after its ttl", func(t *testing.T) {
+		if err := k.Add(ctx, "c"); err != nil {
+			t.Fatal(err)
+		}
+		if ttl := rdb.TTL(ctx, "auth:known:test:c").Val(); ttl <= 0 || ttl > time.Hour {
+			t.Fatalf("ttl %v, want at most an hour", ttl)
+		}
+	})
+}

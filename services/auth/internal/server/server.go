@@ -94,6 +94,7 @@ func Build(ctx context.Context, cfg config.Serve, log *slog.Logger, pool *pgxpoo
 		AccountAddressFailures: ratelimit.NewFailures(rdb, "login-account-address", cfg.LoginFailuresPerAccount, cfg.LoginFailureWindow),
 		AddressFailures:        ratelimit.NewFailures(rdb, "login-address", cfg.LoginFailuresPerAddress, cfg.LoginFailureWindow),
 		AccountFailures:        ratelimit.NewFailures(rdb, "login-account", cfg.LoginFailuresPerAccount, cfg.LoginFailureWindow),
+		KnownAddresses:         ratelimit.NewKnown(rdb, "login-account-address", cfg.LoginKnownAddressTTL),
 		Log:                    log,
 		Metrics:                metrics,
 	})
