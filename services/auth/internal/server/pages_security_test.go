@@ -343,7 +343,7 @@ func TestLoginThrottlingCountsBeforeVerifying(t *testing.T) {
 	})
 	s.Redis.FlushAll(bg())
 
-	t.Run("parallel wrong guesses for one account from many addresses reach the check at most LOGIN_FAILURES_PER_ACCOUNT times; the user still signs in from his own address", func(t *testing.T) {
+	t.Run("parallel wrong guesses for one account from many addresses reach the check at most LOGIN_FAILURES_PER_ACCOUNT times, and the user still signs in from his own address", func(t *testing.T) {
 		const home = "203.0.113.50"
 		if p := loginFrom(t, s, home, "alice", authtest.Alice.Password); p.status != http.StatusSeeOther {
 			t.Fatalf("alice from home before the attack: %d", p.status)
