@@ -30,9 +30,6 @@ import (
 // Users is what the pages need from the users service (usersapi.Client).
 type Users interface {
 	Verify(ctx context.Context, username, password string) (int64, error)
-	// Account returns the id of the user a username or email names, or
-	// usersapi.ErrNotFound.
-	Account(ctx context.Context, login string) (int64, error)
 	Permissions(ctx context.Context, userID int64) ([]string, error)
 }
 
@@ -60,7 +57,7 @@ type Deps struct {
 	Codes    *authcode.Store
 	Refresh  *refreshtoken.Store
 	// Sign-in attempts are counted before the password is checked, against
-	// the account the typed username or email names (accountKey). Over
+	// the identifier typed (accountKey). Over
 	// AccountAddressFailures (per account and client address) or
 	// AddressFailures (per client address) sign-in is refused for a while.
 	// Over AccountFailures (per account from any address) it is refused
@@ -416,12 +413,7 @@ func (h *Handler) login(c *gin.Context) {
 		h.renderLogin(c, http.StatusBadRequest, next, "", username, badCredentials)
 		return
 	}
-	account, err := h.accountKey(ctx, username)
-	if err != nil {
-		h.log.WarnContext(ctx, "resolving the account of a sign-in failed", "error", err.Error())
-		h.unavailable(c)
-		return
-	}
+	account := accountKey(username)
 	address := ratelimit.AddressKey(c.ClientIP())
 	counted, wait, slow, err := h.countAttempt(ctx, account, address)
 	if err != nil {
@@ -471,20 +463,13 @@ type attempt struct {
 }
 
 // accountKey is the key sign-in attempts naming login (trimmed) count
-// under: the account's id when login names one, so that its username and
-// its email (in any case) count together; else the lowercased login. Both
-// cost the same users call and get the same answers, so the key does not
-// tell an unknown login from a known one.
-func (h *Handler) accountKey(ctx context.Context, login string) (string, error) {
-	id, err := h.Users.Account(ctx, login)
-	switch {
-	case err == nil:
-		return "user:" + strconv.FormatInt(id, 10), nil
-	case errors.Is(err, usersapi.ErrNotFound):
-		return "login:" + strings.ToLower(login), nil
-	default:
-		return "", err
-	}
+// under: the identifier as typed, lowercased, never the account it names.
+// Keyed by the account, failures under a username would answer a try under
+// an email with 429 exactly when both are one account's; keyed by what is
+// typed, the answers tell nothing of accounts (decision 0091). The username
+// and the email of one account thus have a budget each.
+func accountKey(login string) string {
+	return "login:" + strings.ToLower(login)
 }
 
 // countAttempt counts a sign-in attempt for account (accountKey) from
