@@ -57,7 +57,7 @@ type Deps struct {
 	Codes    *authcode.Store
 	Refresh  *refreshtoken.Store
 	// Sign-in attempts are counted before the password is checked, against
-	// the identifier typed (accountKey). Over
+	// the identifier as typed (accountKey). Over
 	// AccountAddressFailures (per account and client address) or
 	// AddressFailures (per client address) sign-in is refused for a while.
 	// Over AccountFailures (per account from any address) it is refused
