@@ -111,8 +111,16 @@ func newCluster(t *testing.T) *cluster {
 		},
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
+	// The chart trusts exactly the gateway (decision 0091): here the nodes'
+	// pod networks, which only Traefik's pods may use to reach the public
+	// port (publicFrom below).
+	podCIDRs, err := c.run(30*time.Second, nil, "kubectl", "get", "nodes", "-o", "jsonpath={.items[*].spec.podCIDR}")
+	if err != nil || strings.TrimSpace(podCIDRs) == "" {
+		t.Fatalf("the nodes' pod CIDRs (for config.trustedProxies): %v %s", err, podCIDRs)
+	}
 	values := fmt.Sprintf(`config:
   issuer: %[1]s
+  trustedProxies: %[7]q
 serviceDefaults:
   replicas: 2
   autoscaling: {enabled: false}
@@ -135,7 +143,7 @@ bundledRedis: {enabled: true}
 tests:
   publicRoute:
     url: https://traefik.%[6]s.svc
-`, c.ingressURL, c.tag, c.ingressClass, c.host, c.gateway, c.infraNS)
+`, c.ingressURL, c.tag, c.ingressClass, c.host, c.gateway, c.infraNS, strings.Join(strings.Fields(podCIDRs), ","))
 	c.valuesFile = filepath.Join(t.TempDir(), "values-cluster.yaml")
 	if err := os.WriteFile(c.valuesFile, []byte(values), 0o644); err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -177,6 +178,50 @@ func TestSecurityHolesStayClosed(t *testing.T) {
 		forgedLoginsAreThrottledByTheRealAddress(t, s.Services["auth"].PublicURL, "127.0.0.3", "127.0.0.5")
 	})
 
+	t.Run("parallel wrong guesses for one account from many addresses through the gateway get its budget, and the user still signs in from his own address", func(t *testing.T) {
+		// The email, not the username, so the forged-header subtests'
+		// rotation over the usernames keeps its budgets (each identifier has
+		// its own, decision 0091). Addresses 127.0.0.2-5 are theirs.
+		const login, home = "alice@example.org", "127.0.0.6"
+		signIn := func(t *testing.T, from, password string) int {
+			b := browserFrom(t, from)
+			_, _, page := b.do(http.MethodGet, gw+"/oauth/login", nil)
+			st, _, _ := b.do(http.MethodPost, gw+"/oauth/login", url.Values{"csrf_token": {authField(t, authCSRFRe, page)}, "next": {"/oauth/apps"},
+				"username": {login}, "password": {password}})
+			return st
+		}
+		if st := signIn(t, home, authAlicePass); st != http.StatusSeeOther {
+			t.Fatalf("alice from home before the attack: %d", st)
+		}
+		const n = 20
+		statuses := make([]int, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				statuses[i] = signIn(t, "127.0.0."+strconv.Itoa(10+i), "not the password")
+			}()
+		}
+		wg.Wait()
+		wrong := 0
+		for i, st := range statuses {
+			switch st {
+			case http.StatusBadRequest:
+				wrong++
+			case http.StatusTooManyRequests:
+			default:
+				t.Fatalf("guess %d: %d", i+1, st)
+			}
+		}
+		if wrong > loginPerAccount {
+			t.Fatalf("%d of %d parallel guesses from %d addresses were checked (answered 400), want at most %d", wrong, n, n, loginPerAccount)
+		}
+		if st := signIn(t, home, authAlicePass); st != http.StatusSeeOther {
+			t.Fatalf("alice from home after the attack: %d, want the sign-in", st)
+		}
+	})
+
 	t.Run("the internal API is not reachable through the gateway", func(t *testing.T) {
 		for _, r := range []struct{ method, path string }{
 			{http.MethodGet, "/internal/revocations"},
@@ -211,6 +256,9 @@ var demoAccounts = []string{"alice", "bob", "carol", "dave", "erin"}
 // must be refused as wrong (400), the next one throttled (429): counted by
 // from, whatever the headers said. A wrong password from other, with no
 // forged header, is still answered 400: the limit is from's, not everyone's.
+// That one names a login of its own (other, with no user behind it, is
+// answered alike): the accounts of the rotation share a budget across
+// addresses (decision 0091), which the two calls of this together use up.
 func forgedLoginsAreThrottledByTheRealAddress(t *testing.T, base, from, other string) {
 	t.Helper()
 	if loginPerAddress+1 > len(demoAccounts)*(loginPerAccount-1) {
@@ -243,7 +291,7 @@ func forgedLoginsAreThrottledByTheRealAddress(t *testing.T, base, from, other st
 	ob := browserFrom(t, other)
 	_, _, page = ob.do(http.MethodGet, base+"/oauth/login", nil)
 	if st, _, _ := ob.do(http.MethodPost, base+"/oauth/login", url.Values{"csrf_token": {authField(t, authCSRFRe, page)}, "next": {"/oauth/apps"},
-		"username": {"erin"}, "password": {"not the password"}}); st != http.StatusBadRequest {
+		"username": {"someone-at-" + other}, "password": {"not the password"}}); st != http.StatusBadRequest {
 		t.Fatalf("a wrong password from %s after %s was throttled: %d, want 400", other, from, st)
 	}
 }

@@ -71,10 +71,39 @@ func installChart(t testing.TB, c *chart.Chart, release string, vals map[string]
 	inst.ReleaseName = release
 	inst.Namespace = namespace
 	inst.KubeVersion = &chartutil.KubeVersion{Version: "v1.31.0", Major: "1", Minor: "31"}
+	return inst.Run(c, withGateway(vals))
+}
+
+// Test values for what the chart requires of every install, the gateway in
+// front of the services: its pods' addresses (config.trustedProxies) and,
+// for the NetworkPolicies, its pods as peers (networkPolicy.publicFrom).
+const (
+	testTrustedProxies = "10.42.0.0/16"
+	testGatewayNS      = "ingress"
+)
+
+// withGateway gives vals the gateway values the chart requires unless vals
+// names them (even empty, to test that the chart asks for them).
+func withGateway(vals map[string]any) map[string]any {
 	if vals == nil {
 		vals = map[string]any{}
 	}
-	return inst.Run(c, vals)
+	section := func(name string) map[string]any {
+		m, ok := vals[name].(map[string]any)
+		if !ok {
+			m = map[string]any{}
+			vals[name] = m
+		}
+		return m
+	}
+	if cfg := section("config"); cfg["trustedProxies"] == nil {
+		cfg["trustedProxies"] = testTrustedProxies
+	}
+	if np := section("networkPolicy"); np["publicFrom"] == nil {
+		np["publicFrom"] = []any{map[string]any{"namespaceSelector": map[string]any{
+			"matchLabels": map[string]any{"kubernetes.io/metadata.name": testGatewayNS}}}}
+	}
+	return vals
 }
 
 // rendered is one render of the chart, decoded.

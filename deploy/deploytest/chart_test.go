@@ -378,7 +378,7 @@ func TestChartLint(t *testing.T) {
 			if err := yamlUnmarshal(vals, &v); err != nil {
 				t.Fatal(err)
 			}
-			res := lint.AllWithKubeVersion(repoPath(t, chartRel), v, namespace, kube)
+			res := lint.AllWithKubeVersion(repoPath(t, chartRel), withGateway(v), namespace, kube)
 			for _, m := range res.Messages {
 				if m.Severity >= support.WarningSev {
 					t.Errorf("helm lint: %s", m)

@@ -125,7 +125,8 @@ func TestNetworkPolicies(t *testing.T) {
 	prometheus := peer{name: "prometheus", namespace: "monitoring", labels: map[string]string{"app": "prometheus"}}
 	ingressController := peer{name: "controller", namespace: "traefik", labels: map[string]string{"app.kubernetes.io/name": "traefik"}}
 
-	t.Run("default: internal port only from the release's pods", func(t *testing.T) {
+	gateway := peer{name: "gateway", namespace: testGatewayNS, labels: map[string]string{"app": "gateway"}}
+	t.Run("default: internal port only from the release's pods, public port only from the gateway", func(t *testing.T) {
 		r := render(t, "")
 		policies, pods := policiesOf(r), podsOf(t, r)
 		for _, svc := range services {
@@ -137,8 +138,11 @@ func TestNetworkPolicies(t *testing.T) {
 			check(t, r, dst, intruder, 9090, false, policies)
 			check(t, r, dst, impostor, 9090, false, policies)
 			check(t, r, dst, prometheus, 9090, false, policies)
-			check(t, r, dst, intruder, 8080, true, policies)
-			check(t, r, dst, ingressController, 8080, true, policies)
+			check(t, r, dst, gateway, 8080, true, policies)
+			// Any other pod could say any X-Forwarded-For (decision 0091).
+			check(t, r, dst, intruder, 8080, false, policies)
+			check(t, r, dst, impostor, 8080, false, policies)
+			check(t, r, dst, ingressController, 8080, false, policies)
 			check(t, r, dst, pods[releaseName+"-users"], 5000, false, policies)
 		}
 	})
@@ -192,6 +196,44 @@ func TestNetworkPolicies(t *testing.T) {
 		}
 		for _, src := range []peer{pods[releaseName+"-test-api"], intruder, impostor, pg} {
 			check(t, r, redis, src, 6379, false, policies)
+		}
+	})
+}
+
+// TestChartRequiresTheGateway: the chart trusts no whole private range as
+// proxies and opens the public port to no one by default; the operator names
+// the gateway's pods, by address (config.trustedProxies) and as NetworkPolicy
+// peers (networkPolicy.publicFrom), or the install fails saying so.
+func TestChartRequiresTheGateway(t *testing.T) {
+	t.Run("the shipped values trust no proxy and admit no one", func(t *testing.T) {
+		vals := eventregChart(t).Values
+		if tp := vals["config"].(map[string]any)["trustedProxies"]; tp != "" {
+			t.Errorf("config.trustedProxies defaults to %q: any client inside those ranges could choose its address", tp)
+		}
+		if pf := vals["networkPolicy"].(map[string]any)["publicFrom"]; len(pf.([]any)) != 0 {
+			t.Errorf("networkPolicy.publicFrom defaults to %v", pf)
+		}
+	})
+	t.Run("without config.trustedProxies the install fails", func(t *testing.T) {
+		wantInstallError(t, `config: {trustedProxies: ""}`, "config.trustedProxies is required")
+	})
+	t.Run("without networkPolicy.publicFrom the install fails", func(t *testing.T) {
+		wantInstallError(t, `networkPolicy: {publicFrom: []}`, "networkPolicy.publicFrom is required")
+	})
+	t.Run("without NetworkPolicies publicFrom is not asked for", func(t *testing.T) {
+		r := render(t, `networkPolicy: {enabled: false, publicFrom: []}`)
+		if len(r.ofKind("NetworkPolicy")) != 0 {
+			t.Fatal("NetworkPolicies rendered while disabled")
+		}
+	})
+	t.Run("TRUSTED_PROXIES is exactly what the operator named", func(t *testing.T) {
+		r := render(t, `config: {trustedProxies: "10.42.7.0/24,fd00:42::/64"}`)
+		for _, c := range r.deployment(t, "auth").Spec.Template.Spec.Containers {
+			for _, e := range c.Env {
+				if e.Name == "TRUSTED_PROXIES" && e.Value != "10.42.7.0/24,fd00:42::/64" {
+					t.Fatalf("TRUSTED_PROXIES %q", e.Value)
+				}
+			}
 		}
 	})
 }

@@ -23,13 +23,19 @@ func TestClientAddressFromTrustedProxiesOnly(t *testing.T) {
 		header  string
 		value   string
 		want    string
+		// more are further lines of the same header, as a proxy that adds
+		// its own line (HAProxy's option forwardfor) sends them.
+		more []string
 	}{
-		{"a trusted peer's X-Forwarded-For names the client", []string{"127.0.0.1/32"}, "X-Forwarded-For", "203.0.113.7", "203.0.113.7"},
-		{"a trusted peer's X-Real-IP names the client", []string{"127.0.0.1"}, "X-Real-IP", "203.0.113.8", "203.0.113.8"},
-		{"a forged X-Forwarded-For from an untrusted peer is ignored", []string{"10.0.0.0/8"}, "X-Forwarded-For", "203.0.113.7", "127.0.0.1"},
-		{"a forged X-Real-IP from an untrusted peer is ignored", []string{"10.0.0.0/8"}, "X-Real-IP", "203.0.113.8", "127.0.0.1"},
-		{"no trusted proxies: always the peer", nil, "X-Forwarded-For", "203.0.113.7", "127.0.0.1"},
-		{"a client cannot prepend to a trusted chain", []string{"127.0.0.1/32"}, "X-Forwarded-For", "198.51.100.1, 203.0.113.9", "203.0.113.9"},
+		{"a trusted peer's X-Forwarded-For names the client", []string{"127.0.0.1/32"}, "X-Forwarded-For", "203.0.113.7", "203.0.113.7", nil},
+		{"a trusted peer's X-Real-IP names the client", []string{"127.0.0.1"}, "X-Real-IP", "203.0.113.8", "203.0.113.8", nil},
+		{"a forged X-Forwarded-For from an untrusted peer is ignored", []string{"10.0.0.0/8"}, "X-Forwarded-For", "203.0.113.7", "127.0.0.1", nil},
+		{"a forged X-Real-IP from an untrusted peer is ignored", []string{"10.0.0.0/8"}, "X-Real-IP", "203.0.113.8", "127.0.0.1", nil},
+		{"no trusted proxies: always the peer", nil, "X-Forwarded-For", "203.0.113.7", "127.0.0.1", nil},
+		{"a client cannot prepend to a trusted chain", []string{"127.0.0.1/32"}, "X-Forwarded-For", "198.51.100.1, 203.0.113.9", "203.0.113.9", nil},
+		{"a client's own X-Forwarded-For line does not speak before the line a proxy added", []string{"127.0.0.1/32"}, "X-Forwarded-For", "198.51.100.1", "203.0.113.9", []string{"203.0.113.9"}},
+		{"lines are one chain: trusted hops are skipped from the right across them", []string{"127.0.0.1/32", "10.1.2.3"}, "X-Forwarded-For", "198.51.100.1, 203.0.113.9", "203.0.113.9", []string{"10.1.2.3"}},
+		{"a client's X-Real-IP does not speak when the proxy sent X-Forwarded-For", []string{"127.0.0.1/32", "10.1.2.3"}, "X-Forwarded-For", "junk, 10.1.2.3", "127.0.0.1", []string{"X-Real-IP: 198.51.100.1"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := httpserver.Config{PublicAddr: "127.0.0.1:0", InternalAddr: "127.0.0.1:0", BodyLimit: 1024,
@@ -40,6 +46,13 @@ func TestClientAddressFromTrustedProxiesOnly(t *testing.T) {
 			start(t, s)
 			req, _ := http.NewRequest(http.MethodGet, "http://"+s.PublicAddr()+"/ip", nil)
 			req.Header.Set(tc.header, tc.value)
+			for _, v := range tc.more {
+				if name, value, ok := strings.Cut(v, ": "); ok {
+					req.Header.Add(name, value)
+				} else {
+					req.Header.Add(tc.header, v)
+				}
+			}
 			resp, err := http.DefaultClient.Do(req)
 			if err != nil {
 				t.Fatal(err)

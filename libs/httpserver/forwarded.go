@@ -21,3 +21,16 @@ func FromTrustedProxy(c *gin.Context) bool {
 	cp.Request.Header = http.Header{"X-Forwarded-For": {probe}, "X-Real-Ip": {probe}}
 	return cp.ClientIP() == probe
 }
+
+// oneForwardingHeader drops X-Real-IP when the request carries
+// X-Forwarded-For. gin reads X-Real-IP when its walk of X-Forwarded-For
+// from the right stops at an entry that is no address before it finds an
+// untrusted one; a proxy that appends to X-Forwarded-For but passes
+// X-Real-IP on (Envoy does) would then let the client's own X-Real-IP name
+// the client. Without it gin takes the peer, the last hop it can vouch for.
+func oneForwardingHeader(c *gin.Context) {
+	if len(c.Request.Header.Values("X-Forwarded-For")) > 0 {
+		c.Request.Header.Del("X-Real-Ip")
+	}
+	c.Next()
+}

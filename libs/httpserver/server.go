@@ -112,6 +112,7 @@ func (s *Server) newEngine(red *redMetrics, listener string) *gin.Engine {
 		_ = e.SetTrustedProxies(nil)
 	}
 	e.Use(
+		oneForwardingHeader,
 		s.traceContext(),
 		s.recoverer(),
 		requestLog(s.log, listener),

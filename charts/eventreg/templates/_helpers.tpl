@@ -180,7 +180,7 @@ variable of the same name. Call with (dict "root" $ "name" "auth" "svc" $svc).
 - name: LOG_LEVEL
   value: {{ $root.Values.config.logLevel | quote }}
 - name: TRUSTED_PROXIES
-  value: {{ $root.Values.config.trustedProxies | quote }}
+  value: {{ include "eventreg.trustedProxies" $root | quote }}
 - name: AUTH_ISSUER
   value: {{ include "eventreg.issuer" $root | quote }}
 - name: TOKEN_AUDIENCE
@@ -356,3 +356,15 @@ can use, say, a database proxy), then the values' initContainers.
 {{- $out = concat $out (.svc.initContainers | default list) -}}
 {{- if $out }}{{ toYaml $out }}{{ end -}}
 {{- end -}}
+
+{{/*
+TRUSTED_PROXIES: exactly the gateway's pods, which the operator names; never a
+default of whole private ranges, which lets any pod (or any client inside those
+ranges) choose its own address for the login limits (decision 0091).
+*/}}
+{{- define "eventreg.trustedProxies" -}}
+{{- if not .Values.config.trustedProxies -}}
+{{- fail "config.trustedProxies is required: the addresses (CIDRs) of your ingress controller's or Gateway's pods, whose X-Forwarded-For names the client (docs/deployment.md, \"Client addresses\")" -}}
+{{- end -}}
+{{- .Values.config.trustedProxies -}}
+{{- end }}

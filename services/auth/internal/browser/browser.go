@@ -30,9 +30,6 @@ import (
 // Users is what the pages need from the users service (usersapi.Client).
 type Users interface {
 	Verify(ctx context.Context, username, password string) (int64, error)
-	// Account returns the id of the user a username or email names, or
-	// usersapi.ErrNotFound.
-	Account(ctx context.Context, login string) (int64, error)
 	Permissions(ctx context.Context, userID int64) ([]string, error)
 }
 
@@ -60,14 +57,18 @@ type Deps struct {
 	Codes    *authcode.Store
 	Refresh  *refreshtoken.Store
 	// Sign-in attempts are counted before the password is checked, against
-	// the account the typed username or email names (accountKey). Over
+	// the identifier as typed (accountKey). Over
 	// AccountAddressFailures (per account and client address) or
-	// AddressFailures (per client address) sign-in is refused for a while;
-	// AccountFailures (per account from any address) only slows failed
-	// answers, so nobody can lock a named user out.
+	// AddressFailures (per client address) sign-in is refused for a while.
+	// Over AccountFailures (per account from any address) it is refused
+	// too, but only from addresses the account has not signed in from
+	// within LOGIN_KNOWN_ADDRESS_TTL (KnownAddresses): guesses spread over
+	// many addresses get that budget and no more, and a stranger cannot lock
+	// the user out of the places he signs in from (decision 0091).
 	AccountAddressFailures *ratelimit.Failures
 	AddressFailures        *ratelimit.Failures
 	AccountFailures        *ratelimit.Failures
+	KnownAddresses         *ratelimit.Known
 	Log                    *slog.Logger
 	// Metrics counts failed sign-ins and consent decisions (nil: not counted).
 	Metrics *authmetrics.Metrics
@@ -412,13 +413,9 @@ func (h *Handler) login(c *gin.Context) {
 		h.renderLogin(c, http.StatusBadRequest, next, "", username, badCredentials)
 		return
 	}
-	account, err := h.accountKey(ctx, username)
-	if err != nil {
-		h.log.WarnContext(ctx, "resolving the account of a sign-in failed", "error", err.Error())
-		h.unavailable(c)
-		return
-	}
-	counted, wait, slow, err := h.countAttempt(ctx, account, c.ClientIP())
+	account := accountKey(username)
+	address := ratelimit.AddressKey(c.ClientIP())
+	counted, wait, slow, err := h.countAttempt(ctx, account, address)
 	if err != nil {
 		h.log.WarnContext(ctx, "login rate limit unavailable", "error", err.Error())
 		h.unavailable(c)
@@ -450,6 +447,9 @@ func (h *Handler) login(c *gin.Context) {
 		h.unavailable(c)
 		return
 	}
+	if err := h.KnownAddresses.Add(ctx, account+"|"+address); err != nil {
+		h.log.WarnContext(ctx, "remembering the address of a sign-in failed", "error", err.Error())
+	}
 	h.setCookie(c, sessionCookie, sess.ID, 0)
 	// A new CSRF anchor: a form token obtained before sign-in is worthless after it.
 	h.setCookie(c, csrfCookie, newAnchor(), 0)
@@ -463,27 +463,21 @@ type attempt struct {
 }
 
 // accountKey is the key sign-in attempts naming login (trimmed) count
-// under: the account's id when login names one, so that its username and
-// its email (in any case) count together; else the lowercased login. Both
-// cost the same users call and get the same answers, so the key does not
-// tell an unknown login from a known one.
-func (h *Handler) accountKey(ctx context.Context, login string) (string, error) {
-	id, err := h.Users.Account(ctx, login)
-	switch {
-	case err == nil:
-		return "user:" + strconv.FormatInt(id, 10), nil
-	case errors.Is(err, usersapi.ErrNotFound):
-		return "login:" + strings.ToLower(login), nil
-	default:
-		return "", err
-	}
+// under: the identifier as typed, lowercased, never the account it names.
+// Keyed by the account, failures under a username would answer a try under
+// an email with 429 exactly when both are one account's; keyed by what is
+// typed, the answers tell nothing of accounts (decision 0091). The username
+// and the email of one account thus have a budget each.
+func accountKey(login string) string {
+	return "login:" + strings.ToLower(login)
 }
 
 // countAttempt counts a sign-in attempt for account (accountKey) from
-// address before the password is checked, atomically,
-// so parallel guesses cannot all pass. It returns what it counted (to refund
-// when the attempt succeeds), the wait when a hard limit is reached (then
-// nothing stays counted), and whether a failure should be answered slowly.
+// address (ratelimit.AddressKey) before the password is checked,
+// atomically, so parallel guesses cannot all pass. It returns what it
+// counted (to refund when the attempt succeeds), the wait when a limit
+// refuses it (then nothing stays counted), and whether a failure should be
+// answered slowly.
 func (h *Handler) countAttempt(ctx context.Context, account, address string) (counted []attempt, wait time.Duration, slow bool, err error) {
 	for _, a := range []attempt{{h.AccountAddressFailures, address + "|" + account}, {h.AddressFailures, address}} {
 		w, remaining, err := a.f.Count(ctx, a.key)
@@ -494,17 +488,25 @@ func (h *Handler) countAttempt(ctx context.Context, account, address string) (co
 		counted = append(counted, a)
 		slow = slow || remaining < a.f.Limit()/2
 	}
-	// Per account from any address: over the limit only slows the answer.
-	a := attempt{h.AccountFailures, account}
-	w, remaining, err := a.f.Count(ctx, a.key)
+	// Per account from any address: an address the account signed in from
+	// is spared (the two limits above still hold it), every other one
+	// shares the account's budget.
+	known, err := h.KnownAddresses.Has(ctx, account+"|"+address)
 	if err != nil {
 		h.refund(ctx, counted)
 		return nil, 0, false, err
 	}
-	if w == 0 {
-		counted = append(counted, a)
+	if known {
+		return counted, 0, slow, nil
 	}
-	return counted, 0, slow || w > 0 || remaining < a.f.Limit()/2, nil
+	a := attempt{h.AccountFailures, account}
+	w, remaining, err := a.f.Count(ctx, a.key)
+	if err != nil || w > 0 {
+		h.refund(ctx, counted)
+		return nil, w, false, err
+	}
+	counted = append(counted, a)
+	return counted, 0, slow || remaining < a.f.Limit()/2, nil
 }
 
 // refund gives back the attempts counted for a sign-in that was no wrong guess.

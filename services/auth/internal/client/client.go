@@ -45,11 +45,14 @@ type Client struct {
 }
 
 // HasRedirectURI reports whether uri is registered: compared byte for byte,
-// except that a registered http://127.0.0.1 or http://[::1] URI matches the
-// same URI with any port (RFC 8252 §7.3: a native app listens on whatever
-// port the system gives it). localhost is a name, not an IP literal: exact.
+// except that for a native app (Native) a registered http://127.0.0.1 or
+// http://[::1] URI matches the same URI with any port (RFC 8252 §7.3: a
+// native app listens on whatever port the system gives it). A web client's
+// loopback URI (a developer's) keeps its port: any other port may be another
+// program's. localhost is a name, not an IP literal: exact.
 func (c Client) HasRedirectURI(uri string) bool {
 	portless, loopback := withoutLoopbackPort(uri)
+	loopback = loopback && c.Native()
 	for _, r := range c.RedirectURIs {
 		if r == uri {
 			return true
@@ -61,6 +64,23 @@ func (c Client) HasRedirectURI(uri string) bool {
 		}
 	}
 	return false
+}
+
+// Native reports whether c is a native app (RFC 8252): an obo client every
+// redirect URI of which is on loopback, so that its codes can only go to a
+// program on the user's own device. An operator registers a native app so;
+// one https redirect URI makes a client a web client.
+func (c Client) Native() bool {
+	if c.Kind != KindOBO || len(c.RedirectURIs) == 0 {
+		return false
+	}
+	for _, r := range c.RedirectURIs {
+		u, err := url.Parse(r)
+		if err != nil || u.Scheme != "http" || !IsLoopback(u.Hostname()) {
+			return false
+		}
+	}
+	return true
 }
 
 // withoutLoopbackPort returns raw without its port when raw is an http URI

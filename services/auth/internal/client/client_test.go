@@ -69,7 +69,8 @@ func TestParseID(t *testing.T) {
 }
 
 func TestLoopbackRedirectURIMatchesAnyPort(t *testing.T) {
-	c := Client{RedirectURIs: []string{"http://127.0.0.1/callback", "http://[::1]:8080/cb?app=1", "http://localhost:9999/staff/callback", "https://app.example:8443/cb"}}
+	// A native app: every redirect URI is on loopback.
+	c := Client{Kind: KindOBO, RedirectURIs: []string{"http://127.0.0.1/callback", "http://[::1]:8080/cb?app=1", "http://localhost:9999/staff/callback"}}
 	t.Run("an IP-literal loopback URI matches with any port or none", func(t *testing.T) {
 		for _, u := range []string{"http://127.0.0.1/callback", "http://127.0.0.1:51234/callback", "http://127.0.0.1:1/callback", "http://127.0.0.1:65535/callback",
 			"http://[::1]:8080/cb?app=1", "http://[::1]:49152/cb?app=1", "http://[::1]/cb?app=1"} {
@@ -100,9 +101,36 @@ func TestLoopbackRedirectURIMatchesAnyPort(t *testing.T) {
 			}
 		}
 	})
+	// A web client: it registers a redirect URI on the web (https).
+	web := Client{Kind: KindOBO, RedirectURIs: []string{"http://127.0.0.1:9999/callback", "https://app.example:8443/cb"}}
 	t.Run("https URIs keep their exact port", func(t *testing.T) {
-		if c.HasRedirectURI("https://app.example:9443/cb") || c.HasRedirectURI("https://app.example/cb") {
+		if web.HasRedirectURI("https://app.example:9443/cb") || web.HasRedirectURI("https://app.example/cb") {
 			t.Error("another port of an https URI matched")
+		}
+	})
+	t.Run("a web client's loopback URI matches only on its own port", func(t *testing.T) {
+		if !web.HasRedirectURI("http://127.0.0.1:9999/callback") {
+			t.Error("the registered URI not matched")
+		}
+		for _, u := range []string{"http://127.0.0.1:51234/callback", "http://127.0.0.1/callback"} {
+			if web.HasRedirectURI(u) {
+				t.Errorf("%s matched for a web client: any port is for native apps only (RFC 8252 §7.3)", u)
+			}
+		}
+	})
+	t.Run("a client is a native app when every redirect URI it registers is on loopback", func(t *testing.T) {
+		for _, tc := range []struct {
+			c    Client
+			want bool
+		}{
+			{c, true},
+			{web, false},
+			{Client{Kind: KindOBO, RedirectURIs: []string{"https://app.example/cb"}}, false},
+			{Client{Kind: KindService}, false},
+		} {
+			if got := tc.c.Native(); got != tc.want {
+				t.Errorf("%v: Native() = %v, want %v", tc.c.RedirectURIs, got, tc.want)
+			}
 		}
 	})
 }

@@ -99,6 +99,9 @@ type Serve struct {
 	LoginFailuresPerAccount int           `env:"LOGIN_FAILURES_PER_ACCOUNT" envDefault:"5"`
 	LoginFailuresPerAddress int           `env:"LOGIN_FAILURES_PER_ADDRESS" envDefault:"20"`
 	LoginFailureWindow      time.Duration `env:"LOGIN_FAILURE_WINDOW" envDefault:"15m"`
+	// LoginKnownAddressTTL is how long an address an account signed in from
+	// stays exempt from the account's limit across addresses (decision 0091).
+	LoginKnownAddressTTL time.Duration `env:"LOGIN_KNOWN_ADDRESS_TTL" envDefault:"720h"`
 	// LoginFailureDelay slows failed logins once half the allowance is used.
 	LoginFailureDelay time.Duration `env:"LOGIN_FAILURE_DELAY" envDefault:"1s"`
 	// Client-authentication failures allowed per client per ClientFailureWindow.
@@ -132,8 +135,8 @@ func (s *Serve) Validate() error {
 	if !strings.HasPrefix(s.OrgLogoURL, "data:image/") && (!strings.HasPrefix(s.OrgLogoURL, "/") || strings.HasPrefix(s.OrgLogoURL, "//")) {
 		errs = append(errs, errors.New("ORG_LOGO_URL must be a path on this origin (e.g. /oauth/static/logo.svg) or a data:image/ URL"))
 	}
-	if s.LoginFailuresPerAccount < 1 || s.LoginFailuresPerAddress < 1 || s.ClientAuthFailures < 1 || s.LoginFailureWindow < time.Second || s.ClientFailureWindow < time.Second {
-		errs = append(errs, errors.New("LOGIN_FAILURES_*, CLIENT_AUTH_FAILURES must be at least 1 and their windows at least 1s"))
+	if s.LoginFailuresPerAccount < 1 || s.LoginFailuresPerAddress < 1 || s.ClientAuthFailures < 1 || s.LoginFailureWindow < time.Second || s.ClientFailureWindow < time.Second || s.LoginKnownAddressTTL < time.Second {
+		errs = append(errs, errors.New("LOGIN_FAILURES_*, CLIENT_AUTH_FAILURES must be at least 1, their windows and LOGIN_KNOWN_ADDRESS_TTL at least 1s"))
 	}
 	if s.RefreshIdleTTL < time.Second || s.RefreshAbsoluteTTL < s.RefreshIdleTTL {
 		errs = append(errs, errors.New("REFRESH_TOKEN_IDLE_TTL must be at least 1s and REFRESH_TOKEN_ABSOLUTE_TTL at least REFRESH_TOKEN_IDLE_TTL"))

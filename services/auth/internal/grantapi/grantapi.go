@@ -21,6 +21,7 @@ import (
 	"github.com/eventreg/eventreg/services/auth/internal/client"
 	"github.com/eventreg/eventreg/services/auth/internal/grant"
 	"github.com/eventreg/eventreg/services/auth/internal/pkce"
+	"github.com/eventreg/eventreg/services/auth/internal/ratelimit"
 	"github.com/eventreg/eventreg/services/auth/internal/scope"
 )
 
@@ -133,7 +134,7 @@ func (h *Handler) authenticate(c *gin.Context, p params) (client.Client, bool) {
 		h.reply.OAuthError(c, e)
 		return client.Client{}, false
 	}
-	cl, err := h.Grants.Authenticate(c.Request.Context(), id, secret, c.ClientIP())
+	cl, err := h.Grants.Authenticate(c.Request.Context(), id, secret, ratelimit.AddressKey(c.ClientIP()))
 	if err != nil {
 		if oe := (*apierror.OAuthError)(nil); errors.As(err, &oe) && oe.Code == apierror.OAuthInvalidClient && p.basic {
 			oe.Headers = map[string]string{"WWW-Authenticate": basicChallenge}

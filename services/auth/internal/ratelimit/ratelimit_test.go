@@ -94,3 +94,55 @@ func TestAttempt(t *testing.T) {
 		}
 	})
 }
+
+func TestAddressKey(t *testing.T) {
+	for _, tc := range []struct{ name, ip, want string }{
+		{"an IPv4 address is its own key", "198.51.100.7", "198.51.100.7"},
+		{"an IPv4-mapped IPv6 address is the IPv4 address", "::ffff:198.51.100.7", "198.51.100.7"},
+		{"an IPv6 address counts under its /64", "2001:db8:1:2:aaaa:bbbb:cccc:dddd", "2001:db8:1:2::/64"},
+		{"two addresses of one /64 share a key", "2001:db8:1:2::1", "2001:db8:1:2::/64"},
+		{"a zone does not make a new key", "fe80::1%eth0", "fe80::/64"},
+		{"no address counts under itself", "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := AddressKey(tc.ip); got != tc.want {
+				t.Fatalf("AddressKey(%q) = %q, want %q", tc.ip, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestKnown(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration: needs Redis")
+	}
+	ctx := context.Background()
+	rdb, err := redisdb.Open(testkit.NewRedis(t), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = rdb.Close() })
+	k := NewKnown(rdb, "test", time.Hour)
+	t.Run("a key is known once added, and only that key", func(t *testing.T) {
+		if has, err := k.Has(ctx, "a"); err != nil || has {
+			t.Fatalf("before: %v %v", has, err)
+		}
+		if err := k.Add(ctx, "a"); err != nil {
+			t.Fatal(err)
+		}
+		if has, err := k.Has(ctx, "a"); err != nil || !has {
+			t.Fatalf("after: %v %v", has, err)
+		}
+		if has, _ := k.Has(ctx, "b"); has {
+			t.Fatal("another key is known")
+		}
+	})
+	t.Run("a key is forgotten after its ttl", func(t *testing.T) {
+		if err := k.Add(ctx, "c"); err != nil {
+			t.Fatal(err)
+		}
+		if ttl := rdb.TTL(ctx, "auth:known:test:c").Val(); ttl <= 0 || ttl > time.Hour {
+			t.Fatalf("ttl %v, want at most an hour", ttl)
+		}
+	})
+}

@@ -1,10 +1,13 @@
 package server_test
 
 import (
+	"bytes"
 	"context"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +18,7 @@ import (
 
 	"github.com/eventreg/eventreg/services/auth/internal/authtest"
 	"github.com/eventreg/eventreg/services/auth/internal/randtoken"
+	"github.com/eventreg/eventreg/services/auth/internal/server"
 )
 
 // authURL builds an authorization request from raw query parameters.
@@ -171,6 +175,19 @@ func TestLoginPage(t *testing.T) {
 		}
 		if last.status != http.StatusTooManyRequests {
 			t.Fatalf("%d", last.status)
+		}
+		s.Redis.FlushAll(bg())
+	})
+	t.Run("the addresses of one IPv6 64-bit prefix share one budget", func(t *testing.T) {
+		var last page
+		for i := 0; i < 7; i++ {
+			last = loginFrom(t, s, "2001:db8:7:7::"+strconv.Itoa(i+1), "user"+string(rune('h'+i)), "wrong")
+		}
+		if last.status != http.StatusTooManyRequests {
+			t.Fatalf("the 7th failure from a 7th address of one /64: %d, want 429", last.status)
+		}
+		if p := loginFrom(t, s, "2001:db8:7:8::1", "alice", authtest.Alice.Password); p.status != http.StatusSeeOther {
+			t.Fatalf("the next /64: %d", p.status)
 		}
 		s.Redis.FlushAll(bg())
 	})
@@ -723,4 +740,27 @@ func TestNoSecretsInLogs(t *testing.T) {
 	if !strings.Contains(logs, `"route":"/api/oauth/token"`) {
 		t.Fatal("no request log at all: the test proves nothing")
 	}
+}
+
+// TestStartupSaysWhereClientAddressesComeFrom: where no proxy is trusted,
+// the per-address sign-in limit would pause everyone behind a proxy at once;
+// start-up says so, and otherwise says what the limit depends on.
+func TestStartupSaysWhereClientAddressesComeFrom(t *testing.T) {
+	logged := func(trusted []string) string {
+		var buf bytes.Buffer
+		server.LogClientAddresses(slog.New(slog.NewJSONHandler(&buf, nil)), trusted, 20)
+		return buf.String()
+	}
+	t.Run("no trusted proxy: a warning that the per-address limit pauses everyone behind a proxy", func(t *testing.T) {
+		out := logged([]string{" "})
+		if !strings.Contains(out, `"level":"WARN"`) || !strings.Contains(out, "everyone at once") {
+			t.Fatalf("%s", out)
+		}
+	})
+	t.Run("trusted proxies: named, with what the limit depends on", func(t *testing.T) {
+		out := logged([]string{"10.42.0.0/16"})
+		if !strings.Contains(out, `"trusted_proxies":"10.42.0.0/16"`) || !strings.Contains(out, "does not keep client addresses") {
+			t.Fatalf("%s", out)
+		}
+	})
 }

@@ -94,6 +94,7 @@ func Build(ctx context.Context, cfg config.Serve, log *slog.Logger, pool *pgxpoo
 		AccountAddressFailures: ratelimit.NewFailures(rdb, "login-account-address", cfg.LoginFailuresPerAccount, cfg.LoginFailureWindow),
 		AddressFailures:        ratelimit.NewFailures(rdb, "login-address", cfg.LoginFailuresPerAddress, cfg.LoginFailureWindow),
 		AccountFailures:        ratelimit.NewFailures(rdb, "login-account", cfg.LoginFailuresPerAccount, cfg.LoginFailureWindow),
+		KnownAddresses:         ratelimit.NewKnown(rdb, "login-account-address", cfg.LoginKnownAddressTTL),
 		Log:                    log,
 		Metrics:                metrics,
 	})
@@ -205,9 +206,33 @@ func Mount(ctx context.Context, cfg config.Serve, rt *service.Runtime) (*App, er
 	// events (cut at 3 s, a large batch would fail and be sent again, for
 	// ever), and the sign-in form's POST (browser.PathLogin says why).
 	rt.Server.ExemptFromRequestTimeout(authapi.PathEvents, browser.PathLogin)
+	LogClientAddresses(rt.Log, cfg.TrustedProxies, cfg.LoginFailuresPerAddress)
 	rt.Server.AddReadinessCheck("signing-keys", app.Keys.Ready)
 	go app.Keys.Run(ctx)
 	// Deliveries in flight finish (or keep their lease) before the pool closes.
 	rt.OnClose(app.StartDispatcher(ctx))
 	return app, nil
+}
+
+// LogClientAddresses says at start-up where sign-in throttling takes client
+// addresses from. The per-address limit is only as good as those addresses:
+// where the proxy in front does not keep them (a load balancer that hides
+// the client from the ingress controller, or no TRUSTED_PROXIES behind a
+// proxy), every sign-in seems to come from one address, and
+// LOGIN_FAILURES_PER_ADDRESS failures from anyone pause sign-in for everyone.
+func LogClientAddresses(log *slog.Logger, trusted []string, perAddress int) {
+	named := false
+	for _, p := range trusted {
+		named = named || strings.TrimSpace(p) != ""
+	}
+	if !named {
+		log.Warn("TRUSTED_PROXIES is empty: a sign-in's client address is its peer's. Behind a proxy that is the proxy's for every client, "+
+			"and the per-address sign-in limit (LOGIN_FAILURES_PER_ADDRESS) pauses sign-in for everyone at once",
+			"login_failures_per_address", perAddress)
+		return
+	}
+	log.Info("sign-in limits count per client address as X-Forwarded-For from TRUSTED_PROXIES names it; "+
+		"if the proxy in front does not keep client addresses, the per-address limit (LOGIN_FAILURES_PER_ADDRESS) pauses sign-in for everyone at once "+
+		"(check that client_ip in the request log is the client's)",
+		"trusted_proxies", strings.Join(trusted, ","), "login_failures_per_address", perAddress)
 }
