@@ -462,10 +462,14 @@ func TestLoginFloodQueuesThen503(t *testing.T) {
 	var mu sync.Mutex
 	counts := map[int]int{}
 	var problems []string
+	token := e.serviceToken(t)
 	for range n {
 		wg.Go(func() {
-			resp, err := http.Post(e.internal+"/internal/credentials/verify", "application/json",
+			req, _ := http.NewRequest(http.MethodPost, e.internal+"/internal/credentials/verify",
 				strings.NewReader(`{"username": "alice", "password": "correct horse battery staple"}`))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Authorization", "Bearer "+token)
+			resp, err := http.DefaultClient.Do(req)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
