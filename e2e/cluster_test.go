@@ -594,7 +594,9 @@ func (c *cluster) networkPolicy(t *testing.T) {
 		mk(c.ns, "outsider", map[string]string{"app": "outsider"}),
 		mk(otherNS, "outsider", map[string]string{"app": "outsider"}),
 	}
-	insider := mk(c.ns, "insider", map[string]string{"app.kubernetes.io/instance": c.release, "app.kubernetes.io/part-of": "eventreg"})
+	// labelled as one of the release's services (component), as the internal port's policy admits
+	insider := mk(c.ns, "insider", map[string]string{"app.kubernetes.io/instance": c.release, "app.kubernetes.io/part-of": "eventreg",
+		"app.kubernetes.io/component": "users"})
 	for _, p := range append(outsiders, insider) {
 		if out, err := c.run(2*time.Minute, nil, "kubectl", "-n", p.ns, "wait", "--for=condition=Ready", "pod/"+p.name, "--timeout=90s"); err != nil {
 			t.Fatalf("pod %s/%s: %v\n%s", p.ns, p.name, err, out)
@@ -623,7 +625,7 @@ func (c *cluster) networkPolicy(t *testing.T) {
 	fq := func(name string) string { return name + "." + c.ns + ".svc" }
 	var denied []string
 	for _, svc := range clusterServices {
-		denied = append(denied, fq(c.name(svc))+":9090", fq(c.name(svc))+":8080")
+		denied = append(denied, fq(c.name(svc))+":9090", fq(c.name(svc))+":9091", fq(c.name(svc))+":8080")
 	}
 	denied = append(denied, fq(c.name("postgresql"))+":5432", fq(c.name("redis"))+":6379")
 	control := "traefik." + c.infraNS + ".svc:443"
@@ -640,8 +642,9 @@ func (c *cluster) networkPolicy(t *testing.T) {
 		}
 		t.Logf("%s/%s: %s open; %d release ports closed (%s)", p.ns, p.name, control, len(denied), time.Since(start).Round(100*time.Millisecond))
 	}
-	// a pod with the release's labels reaches the internal port, not the data stores
-	// (those take only pods labelled as their clients)
+	// a pod with the labels of the release's services reaches the internal port
+	// (where it would still need a service token), not the data stores (those
+	// take only pods labelled as their clients)
 	internal := []string{fq(c.name("auth")) + ":9090", fq(c.name("users")) + ":9090"}
 	stores := []string{fq(c.name("postgresql")) + ":5432", fq(c.name("redis")) + ":6379"}
 	got := connect(insider, append(append([]string{}, internal...), stores...))

@@ -93,7 +93,7 @@ func redisFault(t *testing.T, s *stack.Stack, tracker string, app *oauth2.Config
 	// service's /readyz is polled, as a probe would, for the whole outage.
 	var probes []*readinessPolls
 	for _, name := range stack.ServiceNames {
-		probes = append(probes, startReadinessPolls(s.Services[name].InternalURL, 100*time.Millisecond))
+		probes = append(probes, startReadinessPolls(s.Services[name].OpsURL, 100*time.Millisecond))
 	}
 	stopProbes := func() {
 		for i, p := range probes {
@@ -145,7 +145,7 @@ func redisFault(t *testing.T, s *stack.Stack, tracker string, app *oauth2.Config
 	}
 	// A probe that lands now, once the requests above have found Redis gone.
 	for _, name := range stack.ServiceNames {
-		if bad := readyzOnce(s.Services[name].InternalURL); bad != "" {
+		if bad := readyzOnce(s.Services[name].OpsURL); bad != "" {
 			t.Errorf("%s's /readyz while redis is down: %s", name, bad)
 		}
 	}

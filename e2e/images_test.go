@@ -12,9 +12,10 @@ import (
 // docker-compose.yaml gives, on the test's own network.
 func imageEnv(svc string) map[string]string {
 	env := map[string]string{
-		"PUBLIC_ADDR": ":8080", "INTERNAL_ADDR": ":9090", "REDIS_URL": "redis://redis:6379/0", "LOG_LEVEL": "info",
+		"PUBLIC_ADDR": ":8080", "INTERNAL_ADDR": ":9090", "OPS_ADDR": ":9091", "REDIS_URL": "redis://redis:6379/0", "LOG_LEVEL": "info",
 		"SHUTDOWN_DELAY": "2s", "AUTH_ISSUER": "https://127.0.0.1:8443", "GOMEMLIMIT": "230MiB",
-		"DATABASE_URL": fmt.Sprintf("postgres://%[1]s:%[1]s@postgres:5432/%[1]s?sslmode=disable", svc),
+		"DATABASE_URL":      fmt.Sprintf("postgres://%[1]s:%[1]s@postgres:5432/%[1]s?sslmode=disable", svc),
+		"INTERNAL_AUTH_KEY": "image-test-only-internal-auth-key-0123456789",
 	}
 	if svc == "auth" {
 		env["KEY_ENCRYPTION_KEY"] = "Y29tcG9zZS1kZXYtb25seS1rZXktZW5jcnlwdC1rZXk="

@@ -219,10 +219,10 @@ func newTraceparent() (header, traceID, spanID string) {
 	return "00-" + traceID + "-" + spanID + "-01", traceID, spanID
 }
 
-// scrape reads a service's /metrics from its internal listener.
+// scrape reads a service's /metrics from its ops listener.
 func scrape(t *testing.T, s *stack.Stack, service string) map[string]*dto.MetricFamily {
 	t.Helper()
-	resp, err := http.Get(s.Services[service].InternalURL + "/metrics")
+	resp, err := http.Get(s.Services[service].OpsURL + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}

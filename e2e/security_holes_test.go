@@ -15,6 +15,7 @@ import (
 	"golang.org/x/oauth2/clientcredentials"
 
 	"github.com/eventreg/eventreg/e2e/stack"
+	"github.com/eventreg/eventreg/libs/servicetoken"
 )
 
 // revocationBound is how soon a revocation must stop an access token at the
@@ -219,6 +220,67 @@ func TestSecurityHolesStayClosed(t *testing.T) {
 		}
 		if st := signIn(t, home, authAlicePass); st != http.StatusSeeOther {
 			t.Fatalf("alice from home after the attack: %d, want the sign-in", st)
+		}
+	})
+
+	t.Run("a peer that reaches an internal listener cannot call it without a service token", func(t *testing.T) {
+		key := servicetoken.Config{Key: s.InternalAuthKey()}
+		forger := servicetoken.NewSigner(servicetoken.Config{Key: "a-key-of-the-right-length-but-not-the-deployment's"}, "auth")
+		peer := servicetoken.NewSigner(key, "auth")
+		for _, c := range internalCalls {
+			other := "users"
+			if c.service == "users" {
+				other = "volunteers"
+			}
+			forged, _ := forger.Token(c.service)
+			wrongAudience, _ := peer.Token(other)
+			expired, _ := peer.TokenAt(c.service, time.Now().Add(-time.Hour))
+			for how, auth := range map[string]string{"no credentials:": "", "a token signed with another key:": "Bearer " + forged,
+				"a token for " + other + ":": "Bearer " + wrongAudience, "an expired token:": "Bearer " + expired, "Basic credentials:": "Basic YXV0aDphdXRo"} {
+				status, body := callInternal(t, s, c, auth)
+				wantRefused(t, c, how, status, body)
+			}
+		}
+		good, _ := peer.Token("auth")
+		status, body := callInternal(t, s, internalCall{"auth", http.MethodGet, "/internal/revocations?after=0", ""}, "Bearer "+good)
+		if status != http.StatusOK {
+			t.Fatalf("a genuine service token for auth: %d %s", status, body)
+		}
+		for _, c := range internalCalls {
+			if c.service != "users" || c.method != http.MethodGet {
+				continue
+			}
+			good, _ := peer.Token("users")
+			if status, body := callInternal(t, s, c, "Bearer "+good); status != http.StatusOK {
+				t.Fatalf("a genuine service token for users: %s %d %s", c.path, status, body)
+			}
+		}
+	})
+
+	t.Run("probes and metrics are on the ops listener; the internal listener serves none of them", func(t *testing.T) {
+		for _, name := range stack.ServiceNames {
+			svc := s.Services[name]
+			for _, path := range []string{"/metrics", "/readyz", "/healthz"} {
+				if status, _ := get(t, svc.OpsURL+path); status != http.StatusOK {
+					t.Errorf("%s ops %s: %d, want 200", name, path, status)
+				}
+				// Without a token the internal listener refuses everything,
+				// known route or not; with one, there is no such route.
+				if status, _ := get(t, svc.InternalURL+path); status != http.StatusUnauthorized {
+					t.Errorf("%s internal %s without a token: %d, want 401", name, path, status)
+				}
+				tok, _ := servicetoken.NewSigner(servicetoken.Config{Key: s.InternalAuthKey()}, "auth").Token(name)
+				req, _ := http.NewRequest(http.MethodGet, svc.InternalURL+path, nil)
+				req.Header.Set("Authorization", "Bearer "+tok)
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusNotFound {
+					t.Errorf("%s internal %s with a token: %d, want 404", name, path, resp.StatusCode)
+				}
+			}
 		}
 	})
 

@@ -79,7 +79,7 @@ func TestUpgradeWithoutOutage(t *testing.T) {
 	workers = append(workers, writes.next)
 	load := startUpgradeLoad(s.HTTPClient(), workers, 45*time.Second)
 	defer load.stop()
-	readiness := startReadinessPolls(oldRelease.InternalURL, 25*time.Millisecond)
+	readiness := startReadinessPolls(oldRelease.OpsURL, 25*time.Millisecond)
 	defer readiness.stop()
 	load.hold(t, time.Second) // N serves
 
@@ -102,7 +102,7 @@ func TestUpgradeWithoutOutage(t *testing.T) {
 		// A readiness probe that lands while the migration runs (here, for as
 		// long as the test looks; in production, as long as the migration
 		// takes: a backfill or an index can take minutes).
-		dirtyWindow = readyzOnce(oldRelease.InternalURL)
+		dirtyWindow = readyzOnce(oldRelease.OpsURL)
 		if _, err := conn.Exec(ctx, `ALTER TABLE volunteers ADD COLUMN upgrade_note text NULL`); err != nil {
 			t.Fatal(err)
 		}
@@ -396,7 +396,7 @@ func (l *upgradeLoad) failures() []string {
 	return append([]string(nil), l.failed...)
 }
 
-// readinessPolls GETs a service's internal /readyz at an interval, as a
+// readinessPolls GETs a service's ops /readyz at an interval, as a
 // readiness probe would, counting polls and keeping every answer but a 200.
 type readinessPolls struct {
 	polls    atomic.Int64
@@ -407,7 +407,7 @@ type readinessPolls struct {
 	wg       sync.WaitGroup
 }
 
-func startReadinessPolls(internalURL string, every time.Duration) *readinessPolls {
+func startReadinessPolls(opsURL string, every time.Duration) *readinessPolls {
 	p := &readinessPolls{done: make(chan struct{})}
 	p.wg.Add(1)
 	go func() {
@@ -421,7 +421,7 @@ func startReadinessPolls(internalURL string, every time.Duration) *readinessPoll
 			case <-tick.C:
 			}
 			p.polls.Add(1)
-			if bad := readyzOnce(internalURL); bad != "" {
+			if bad := readyzOnce(opsURL); bad != "" {
 				p.mu.Lock()
 				p.failed = append(p.failed, bad)
 				p.mu.Unlock()
@@ -443,9 +443,9 @@ func (p *readinessPolls) failures() []string {
 }
 
 // readyzOnce asks /readyz once: "" for a 200, else what came back.
-func readyzOnce(internalURL string) string {
+func readyzOnce(opsURL string) string {
 	c := http.Client{Timeout: 3 * time.Second}
-	resp, err := c.Get(internalURL + "/readyz")
+	resp, err := c.Get(opsURL + "/readyz")
 	if err != nil {
 		return err.Error()
 	}

@@ -453,16 +453,20 @@ func checkProbes(t *testing.T, d *appsv1.Deployment) {
 			t.Errorf("%s: no HTTP %s probe", d.Name, p.name)
 			continue
 		}
-		if p.probe.HTTPGet.Path != p.path || p.probe.HTTPGet.Port.String() != "internal" {
-			t.Errorf("%s: %s probe on %s port %s, want %s on the internal port", d.Name, p.name, p.probe.HTTPGet.Path, p.probe.HTTPGet.Port.String(), p.path)
+		// the ops port: the internal one needs a service token (decision 0094)
+		if p.probe.HTTPGet.Path != p.path || p.probe.HTTPGet.Port.String() != "ops" {
+			t.Errorf("%s: %s probe on %s port %s, want %s on the ops port", d.Name, p.name, p.probe.HTTPGet.Path, p.probe.HTTPGet.Port.String(), p.path)
 		}
 	}
 	ports := map[string]int32{}
 	for _, p := range c.Ports {
 		ports[p.Name] = p.ContainerPort
 	}
-	if ports["http"] != 8080 || ports["internal"] != 9090 {
-		t.Errorf("%s: container ports %v, want http 8080 and internal 9090", d.Name, ports)
+	if ports["http"] != 8080 || ports["internal"] != 9090 || ports["ops"] != 9091 || len(ports) != 3 {
+		t.Errorf("%s: container ports %v, want http 8080, internal 9090 and ops 9091", d.Name, ports)
+	}
+	if envValue(c, "OPS_ADDR") != ":9091" || envIndex(c, "INTERNAL_AUTH_KEY") < 0 || c.Env[envIndex(c, "INTERNAL_AUTH_KEY")].ValueFrom == nil {
+		t.Errorf("%s: OPS_ADDR %q, INTERNAL_AUTH_KEY not from the Secret", d.Name, envValue(c, "OPS_ADDR"))
 	}
 }
 
@@ -491,12 +495,12 @@ func checkServicePorts(t *testing.T, s *corev1.Service) {
 	got := map[string]string{}
 	for _, p := range s.Spec.Ports {
 		got[p.Name] = p.TargetPort.String()
-		if (p.Name == "http" && p.Port != 8080) || (p.Name == "internal" && p.Port != 9090) {
+		if (p.Name == "http" && p.Port != 8080) || (p.Name == "internal" && p.Port != 9090) || (p.Name == "ops" && p.Port != 9091) {
 			t.Errorf("Service %s: port %s is %d", s.Name, p.Name, p.Port)
 		}
 	}
-	if got["http"] != "http" || got["internal"] != "internal" || len(got) != 2 {
-		t.Errorf("Service %s: ports %v, want http and internal", s.Name, got)
+	if got["http"] != "http" || got["internal"] != "internal" || got["ops"] != "ops" || len(got) != 3 {
+		t.Errorf("Service %s: ports %v, want http, internal and ops", s.Name, got)
 	}
 }
 

@@ -126,18 +126,23 @@ func TestNetworkPolicies(t *testing.T) {
 	ingressController := peer{name: "controller", namespace: "traefik", labels: map[string]string{"app.kubernetes.io/name": "traefik"}}
 
 	gateway := peer{name: "gateway", namespace: testGatewayNS, labels: map[string]string{"app": "gateway"}}
-	t.Run("default: internal port only from the release's pods, public port only from the gateway", func(t *testing.T) {
+	t.Run("default: internal port only from the release's services and helm test, ops port from no pod, public port only from the gateway", func(t *testing.T) {
 		r := render(t, "")
 		policies, pods := policiesOf(r), podsOf(t, r)
 		for _, svc := range services {
 			dst := pods[releaseName+"-"+svc]
-			for _, src := range pods {
-				check(t, r, dst, src, 9090, true, policies)
+			for _, peer := range services {
+				check(t, r, dst, pods[releaseName+"-"+peer], 9090, true, policies)
+				// a migration Job calls no service
+				check(t, r, dst, pods[releaseName+"-"+peer+"-migrate"], 9090, false, policies)
 			}
 			check(t, r, dst, pods[releaseName+"-test-api"], 9090, true, policies)
 			check(t, r, dst, intruder, 9090, false, policies)
 			check(t, r, dst, impostor, 9090, false, policies)
 			check(t, r, dst, prometheus, 9090, false, policies)
+			for _, src := range []peer{pods[releaseName+"-users"], pods[releaseName+"-test-api"], intruder, prometheus} {
+				check(t, r, dst, src, 9091, false, policies)
+			}
 			check(t, r, dst, gateway, 8080, true, policies)
 			// Any other pod could say any X-Forwarded-For (decision 0091).
 			check(t, r, dst, intruder, 8080, false, policies)
@@ -147,16 +152,29 @@ func TestNetworkPolicies(t *testing.T) {
 		}
 	})
 
-	t.Run("production: Prometheus on the internal port, the controller on the public one", func(t *testing.T) {
+	t.Run("production: Prometheus (internalFrom, the old name of opsFrom) on the ops port only, the controller on the public one", func(t *testing.T) {
 		r := render(t, productionValues)
 		policies, pods := policiesOf(r), podsOf(t, r)
 		for _, svc := range services {
 			dst := pods[releaseName+"-"+svc]
-			check(t, r, dst, prometheus, 9090, true, policies)
+			check(t, r, dst, prometheus, 9091, true, policies)
+			check(t, r, dst, prometheus, 9090, false, policies)
+			check(t, r, dst, intruder, 9091, false, policies)
 			check(t, r, dst, prometheus, 8080, false, policies)
 			check(t, r, dst, ingressController, 8080, true, policies)
 			check(t, r, dst, intruder, 8080, false, policies)
 			check(t, r, dst, intruder, 9090, false, policies)
+		}
+	})
+
+	t.Run("opsFrom: Prometheus on the ops port, not the internal one", func(t *testing.T) {
+		r := render(t, "networkPolicy:\n  opsFrom:\n    - namespaceSelector:\n        matchLabels:\n          kubernetes.io/metadata.name: monitoring\n")
+		policies, pods := policiesOf(r), podsOf(t, r)
+		for _, svc := range services {
+			dst := pods[releaseName+"-"+svc]
+			check(t, r, dst, prometheus, 9091, true, policies)
+			check(t, r, dst, prometheus, 9090, false, policies)
+			check(t, r, dst, intruder, 9091, false, policies)
 		}
 	})
 

@@ -34,10 +34,15 @@ func (s *Stack) StartReplica(ctx context.Context, name string) (*Service, error)
 	if err != nil {
 		return nil, err
 	}
+	ops, err := testkit.FreePort()
+	if err != nil {
+		return nil, err
+	}
 	svc := &Service{
 		Name:        name,
 		PublicURL:   fmt.Sprintf("http://127.0.0.1:%d", pub),
 		InternalURL: fmt.Sprintf("http://127.0.0.1:%d", internal),
+		OpsURL:      fmt.Sprintf("http://127.0.0.1:%d", ops),
 		bin:         orig.bin,
 		logPath:     filepath.Join(s.Dir, "logs", fmt.Sprintf("%s-%d.log", name, pub)),
 	}
@@ -47,6 +52,8 @@ func (s *Stack) StartReplica(ctx context.Context, name string) (*Service, error)
 			kv = "PUBLIC_ADDR=" + strings.TrimPrefix(svc.PublicURL, "http://")
 		case strings.HasPrefix(kv, "INTERNAL_ADDR="):
 			kv = "INTERNAL_ADDR=" + strings.TrimPrefix(svc.InternalURL, "http://")
+		case strings.HasPrefix(kv, "OPS_ADDR="):
+			kv = "OPS_ADDR=" + strings.TrimPrefix(svc.OpsURL, "http://")
 		}
 		svc.env = append(svc.env, kv)
 	}

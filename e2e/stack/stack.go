@@ -51,14 +51,15 @@ type Config struct {
 	RedisPort int
 	// GatewayHTTPPort and GatewayTLSPort (0: any free port).
 	GatewayHTTPPort, GatewayTLSPort int
-	// BasePort, when set, gives service i the ports BasePort+i (public) and
-	// BasePort+1000+i (internal), in the order auth, users, volunteers,
-	// registrations (8101 → auth 8101/9101 ...). Zero picks free ports.
+	// BasePort, when set, gives service i the ports BasePort+i (public),
+	// BasePort+1000+i (internal) and BasePort+2000+i (ops), in the order
+	// auth, users, volunteers, registrations (8101 → auth 8101/9101/10101
+	// ...). Zero picks free ports.
 	BasePort int
 	// Fixture is imported after migrations (empty: none).
 	Fixture string
 	// Secrets for the services (generated when empty).
-	KeyEncryptionKey, ClientSecretKey, CursorKey string
+	KeyEncryptionKey, ClientSecretKey, CursorKey, InternalAuthKey string
 	// ConventionID of the deployment (default 2026).
 	ConventionID string
 	// Env is added to every service's environment.
@@ -74,6 +75,8 @@ type Service struct {
 	Name        string
 	PublicURL   string
 	InternalURL string
+	// OpsURL serves /healthz, /readyz, /metrics (and profiles).
+	OpsURL string
 
 	bin, logPath string
 	env          []string
@@ -104,6 +107,10 @@ type Stack struct {
 	nginxTmpl *template.Template
 	nginxData map[string]any
 }
+
+// InternalAuthKey is the key the services sign their calls to each other
+// with (INTERNAL_AUTH_KEY): a test signs with it as a peer service would.
+func (s *Stack) InternalAuthKey() string { return s.cfg.InternalAuthKey }
 
 // FindRoot is the repository's root (testkit.RepoRoot).
 func FindRoot() (string, error) { return testkit.RepoRoot() }
@@ -179,6 +186,9 @@ func (c *Config) defaults() error {
 	}
 	if c.CursorKey == "" {
 		c.CursorKey = randomSecret(32)
+	}
+	if c.InternalAuthKey == "" {
+		c.InternalAuthKey = randomSecret(32)
 	}
 	if c.ConventionID == "" {
 		c.ConventionID = "2026"
@@ -261,10 +271,15 @@ func Launch(ctx context.Context, cfg Config) (s *Stack, err error) {
 		if err != nil {
 			return s, err
 		}
+		ops, err := port(map[bool]int{true: cfg.BasePort + 2000, false: 0}[cfg.BasePort != 0], i)
+		if err != nil {
+			return s, err
+		}
 		s.Services[name] = &Service{
 			Name:        name,
 			PublicURL:   fmt.Sprintf("http://127.0.0.1:%d", pub),
 			InternalURL: fmt.Sprintf("http://127.0.0.1:%d", internal),
+			OpsURL:      fmt.Sprintf("http://127.0.0.1:%d", ops),
 			bin:         filepath.Join(cfg.Dir, "bin", name),
 			logPath:     filepath.Join(cfg.Dir, "logs", name+".log"),
 		}
@@ -350,6 +365,8 @@ func (s *Stack) environment(name, dsn string) []string {
 	env := map[string]string{
 		"PUBLIC_ADDR":             strings.TrimPrefix(svc.PublicURL, "http://"),
 		"INTERNAL_ADDR":           strings.TrimPrefix(svc.InternalURL, "http://"),
+		"OPS_ADDR":                strings.TrimPrefix(svc.OpsURL, "http://"),
+		"INTERNAL_AUTH_KEY":       c.InternalAuthKey,
 		"DATABASE_URL":            dsn,
 		"REDIS_URL":               s.RedisURL,
 		"LOG_LEVEL":               "info",
@@ -451,7 +468,7 @@ func (svc *Service) Start() error {
 	return nil
 }
 
-// WaitReady polls the internal /readyz until it answers 200.
+// WaitReady polls the ops listener's /readyz until it answers 200.
 func (svc *Service) WaitReady(ctx context.Context, timeout time.Duration) error {
 	err := testkit.Poll(ctx, timeout, func(ctx context.Context) error {
 		svc.mu.Lock()
@@ -462,7 +479,7 @@ func (svc *Service) WaitReady(ctx context.Context, timeout time.Duration) error 
 			return errExited
 		default:
 		}
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, svc.InternalURL+"/readyz", nil)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, svc.OpsURL+"/readyz", nil)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			return err

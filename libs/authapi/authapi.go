@@ -50,9 +50,10 @@ type UserChanged struct {
 // Client calls the auth internal API.
 type Client struct{ c *svcclient.Client }
 
-// NewClient returns a client for the auth internal listener at baseURL.
-func NewClient(baseURL string, timeout time.Duration) *Client {
-	return &Client{c: svcclient.New("auth", baseURL, timeout)}
+// NewClient returns a client for the auth internal listener at baseURL whose
+// calls carry a service token from creds (the caller's servicetoken.Signer).
+func NewClient(baseURL string, timeout time.Duration, creds svcclient.Credentials) *Client {
+	return &Client{c: svcclient.New("auth", baseURL, timeout, creds)}
 }
 
 // UserChanged tells auth that userID's permissions shrank (or the user is

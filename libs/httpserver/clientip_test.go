@@ -38,7 +38,7 @@ func TestClientAddressFromTrustedProxiesOnly(t *testing.T) {
 		{"a client's X-Real-IP does not speak when the proxy sent X-Forwarded-For", []string{"127.0.0.1/32", "10.1.2.3"}, "X-Forwarded-For", "junk, 10.1.2.3", "127.0.0.1", []string{"X-Real-IP: 198.51.100.1"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := httpserver.Config{PublicAddr: "127.0.0.1:0", InternalAddr: "127.0.0.1:0", BodyLimit: 1024,
+			cfg := httpserver.Config{PublicAddr: "127.0.0.1:0", InternalAddr: "127.0.0.1:0", OpsAddr: "127.0.0.1:0", BodyLimit: 1024,
 				ReadHeaderTimeout: time.Second, ReadTimeout: 5 * time.Second, WriteTimeout: 5 * time.Second,
 				IdleTimeout: 5 * time.Second, ShutdownTimeout: 5 * time.Second, TrustedProxies: tc.trusted}
 			s := httpserver.New(cfg, slog.New(slog.NewJSONHandler(io.Discard, nil)), "test")

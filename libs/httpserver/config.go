@@ -10,8 +10,12 @@ import (
 // Config holds the listener settings every service shares; embed it in a
 // service's configuration struct.
 type Config struct {
-	PublicAddr        string        `env:"PUBLIC_ADDR" envDefault:":8080"`
-	InternalAddr      string        `env:"INTERNAL_ADDR" envDefault:":9090"`
+	PublicAddr   string `env:"PUBLIC_ADDR" envDefault:":8080"`
+	InternalAddr string `env:"INTERNAL_ADDR" envDefault:":9090"`
+	// OpsAddr serves /healthz, /readyz, /metrics and the profiles, apart
+	// from the internal API, so that what may reach one (probes, Prometheus)
+	// reaches nothing of the other.
+	OpsAddr           string        `env:"OPS_ADDR" envDefault:":9091"`
 	BodyLimit         int64         `env:"BODY_LIMIT_BYTES" envDefault:"1048576"`
 	ReadHeaderTimeout time.Duration `env:"HTTP_READ_HEADER_TIMEOUT" envDefault:"5s"`
 	ReadTimeout       time.Duration `env:"HTTP_READ_TIMEOUT" envDefault:"15s"`
@@ -27,8 +31,8 @@ type Config struct {
 	// ShutdownDelay keeps serving (with /readyz failing) this long after SIGTERM
 	// so that load balancers stop sending before the listener closes.
 	ShutdownDelay time.Duration `env:"SHUTDOWN_DELAY" envDefault:"0s"`
-	// Pprof serves Go's profiles under /debug/pprof/ on the internal listener
-	// (never the public one): CPU, heap, goroutines, mutex and block.
+	// Pprof serves Go's profiles under /debug/pprof/ on the ops listener
+	// (never the public or internal one): CPU, heap, goroutines, mutex and block.
 	Pprof bool `env:"PPROF_ENABLED" envDefault:"false"`
 	// TrustedProxies are the peers (CIDRs or addresses) whose X-Forwarded-For
 	// and X-Real-IP headers name the client; from any other peer those headers

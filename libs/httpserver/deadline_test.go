@@ -71,7 +71,7 @@ func TestRequestTimeout(t *testing.T) {
 		s := httpserver.New(httpserver.Config{Pprof: true, RequestTimeout: 100 * time.Millisecond}, log, "test")
 		rec := httptest.NewRecorder()
 		start := time.Now()
-		s.Internal.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/debug/pprof/profile?seconds=1", nil))
+		s.Ops.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/debug/pprof/profile?seconds=1", nil))
 		if rec.Code != http.StatusOK || time.Since(start) < time.Second {
 			t.Errorf("profile: %d after %s", rec.Code, time.Since(start))
 		}

@@ -25,7 +25,7 @@ func TestFromTrustedProxy(t *testing.T) {
 		{"no trusted proxies", nil, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := httpserver.Config{PublicAddr: "127.0.0.1:0", InternalAddr: "127.0.0.1:0", BodyLimit: 1024,
+			cfg := httpserver.Config{PublicAddr: "127.0.0.1:0", InternalAddr: "127.0.0.1:0", OpsAddr: "127.0.0.1:0", BodyLimit: 1024,
 				ReadHeaderTimeout: time.Second, ReadTimeout: 5 * time.Second, WriteTimeout: 5 * time.Second,
 				IdleTimeout: 5 * time.Second, ShutdownTimeout: 5 * time.Second, TrustedProxies: tc.trusted}
 			s := httpserver.New(cfg, slog.New(slog.NewJSONHandler(io.Discard, nil)), "test")

@@ -42,7 +42,7 @@ func (s *Server) traceContext() gin.HandlerFunc {
 	}
 }
 
-// isProbe tells the internal listener's probe and metrics paths, which are
+// isProbe tells the ops listener's probe and metrics paths, which are
 // neither traced, logged nor counted.
 func isProbe(path string) bool {
 	switch path {

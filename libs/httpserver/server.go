@@ -1,7 +1,8 @@
-// Package httpserver runs a service's two HTTP listeners: the public API and the
-// internal one (service-to-service endpoints, /healthz, /readyz, /metrics), with
-// timeouts, a body size limit, tracing, request logs, RED metrics, errors in the
-// API's shape and graceful shutdown.
+// Package httpserver runs a service's three HTTP listeners: the public API,
+// the internal one (service-to-service endpoints) and the ops one (/healthz,
+// /readyz, /metrics, profiles: what probes and Prometheus reach), with
+// timeouts, a body size limit, tracing, request logs, RED metrics, errors in
+// the API's shape and graceful shutdown.
 package httpserver
 
 import (
@@ -31,12 +32,17 @@ import (
 // Check is a readiness probe of one dependency.
 type Check func(ctx context.Context) error
 
-// Server owns the public and internal gin engines of one service.
+// Server owns the public, internal and ops gin engines of one service.
 type Server struct {
 	// Public serves the API routed by the gateway.
 	Public *gin.Engine
-	// Internal serves service-to-service endpoints and operations routes.
+	// Internal serves the service-to-service endpoints (which the service
+	// guards with servicetoken's middleware).
 	Internal *gin.Engine
+	// Ops serves /healthz, /readyz, /metrics and the profiles: nothing a
+	// caller could change or read people's data with, so that probes and
+	// Prometheus need no credentials and reach no API.
+	Ops *gin.Engine
 	// Metrics is the registry exposed on /metrics; services add their counters.
 	Metrics *prometheus.Registry
 
@@ -50,7 +56,7 @@ type Server struct {
 	// (copy on write: read by every request).
 	noDeadline atomic.Pointer[map[string]bool]
 
-	publicLn, internalLn net.Listener
+	publicLn, internalLn, opsLn net.Listener
 }
 
 // New builds a server for the named service. Routes are added to Public and
@@ -67,12 +73,13 @@ func New(cfg Config, log *slog.Logger, service string) *Server {
 
 	s.Public = s.newEngine(red, "public")
 	s.Internal = s.newEngine(red, "internal")
+	s.Ops = s.newEngine(red, "ops")
 
-	s.Internal.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
-	s.Internal.GET("/readyz", s.readyz)
-	s.Internal.GET("/metrics", gin.WrapH(promhttp.HandlerFor(s.Metrics, promhttp.HandlerOpts{Registry: s.Metrics})))
+	s.Ops.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
+	s.Ops.GET("/readyz", s.readyz)
+	s.Ops.GET("/metrics", gin.WrapH(promhttp.HandlerFor(s.Metrics, promhttp.HandlerOpts{Registry: s.Metrics})))
 	if cfg.Pprof {
-		s.Internal.Any(pprofRoute, gin.WrapF(servePprof))
+		s.Ops.Any(pprofRoute, gin.WrapF(servePprof))
 		// A CPU profile or trace runs for the seconds it is asked for
 		// (bounded by HTTP_WRITE_TIMEOUT); a request deadline would cut it
 		// short.
@@ -194,8 +201,8 @@ func (s *Server) readyz(c *gin.Context) {
 	c.JSON(http.StatusOK, gin.H{"status": "ready"})
 }
 
-// Listen binds both listeners; use it before Serve (or Run) to learn the
-// addresses of ":0" listeners (tests). Once bound, it does nothing more.
+// Listen binds the three listeners; use it before Serve (or Run) to learn
+// the addresses of ":0" listeners (tests). Once bound, it does nothing more.
 func (s *Server) Listen() error {
 	if s.publicLn != nil {
 		return nil
@@ -208,6 +215,11 @@ func (s *Server) Listen() error {
 		s.publicLn.Close()
 		return fmt.Errorf("listening on INTERNAL_ADDR %s: %w", s.cfg.InternalAddr, err)
 	}
+	if s.opsLn, err = net.Listen("tcp", s.cfg.OpsAddr); err != nil {
+		s.publicLn.Close()
+		s.internalLn.Close()
+		return fmt.Errorf("listening on OPS_ADDR %s: %w", s.cfg.OpsAddr, err)
+	}
 	return nil
 }
 
@@ -216,6 +228,9 @@ func (s *Server) PublicAddr() string { return s.publicLn.Addr().String() }
 
 // InternalAddr is the bound internal address (after Listen).
 func (s *Server) InternalAddr() string { return s.internalLn.Addr().String() }
+
+// OpsAddr is the bound ops address (after Listen).
+func (s *Server) OpsAddr() string { return s.opsLn.Addr().String() }
 
 // Run listens and serves until ctx is cancelled, then shuts down gracefully.
 func (s *Server) Run(ctx context.Context) error {
@@ -229,8 +244,8 @@ func (s *Server) Run(ctx context.Context) error {
 // fails for ShutdownDelay, the listeners close and in-flight requests get up
 // to ShutdownTimeout to finish.
 func (s *Server) Serve(ctx context.Context) error {
-	servers := []*http.Server{s.httpServer(s.Public), s.httpServer(s.Internal)}
-	listeners := []net.Listener{s.publicLn, s.internalLn}
+	servers := []*http.Server{s.httpServer(s.Public), s.httpServer(s.Internal), s.httpServer(s.Ops)}
+	listeners := []net.Listener{s.publicLn, s.internalLn, s.opsLn}
 	g, gctx := errgroup.WithContext(ctx)
 	for i := range servers {
 		srv, ln := servers[i], listeners[i]
@@ -258,7 +273,7 @@ func (s *Server) Serve(ctx context.Context) error {
 		}
 		return errors.Join(errs...)
 	})
-	s.log.Info("listening", "public", s.publicLn.Addr().String(), "internal", s.internalLn.Addr().String())
+	s.log.Info("listening", "public", s.publicLn.Addr().String(), "internal", s.internalLn.Addr().String(), "ops", s.opsLn.Addr().String())
 	err := g.Wait()
 	s.log.Info("stopped")
 	return err

@@ -19,7 +19,7 @@ import (
 
 func newServer(t *testing.T, logs io.Writer) (*httpserver.Server, func()) {
 	t.Helper()
-	cfg := httpserver.Config{PublicAddr: "127.0.0.1:0", InternalAddr: "127.0.0.1:0", BodyLimit: 1024,
+	cfg := httpserver.Config{PublicAddr: "127.0.0.1:0", InternalAddr: "127.0.0.1:0", OpsAddr: "127.0.0.1:0", BodyLimit: 1024,
 		ReadHeaderTimeout: time.Second, ReadTimeout: 5 * time.Second, WriteTimeout: 5 * time.Second,
 		IdleTimeout: 5 * time.Second, ShutdownTimeout: 5 * time.Second}
 	if logs == nil {
@@ -121,20 +121,20 @@ func TestReadinessFollowsChecks(t *testing.T) {
 	var failing error = errors.New("postgres down")
 	s.AddReadinessCheck("db", func(context.Context) error { mu.Lock(); defer mu.Unlock(); return failing })
 	start(t, s)
-	internal := "http://" + s.InternalAddr()
-	if code, _ := do(t, "GET", internal+"/healthz", ""); code != 200 {
+	ops := "http://" + s.OpsAddr()
+	if code, _ := do(t, "GET", ops+"/healthz", ""); code != 200 {
 		t.Fatalf("healthz %d", code)
 	}
-	if code, body := do(t, "GET", internal+"/readyz", ""); code != 503 || !strings.Contains(body, "postgres down") {
+	if code, body := do(t, "GET", ops+"/readyz", ""); code != 503 || !strings.Contains(body, "postgres down") {
 		t.Fatalf("readyz %d %s", code, body)
 	}
 	mu.Lock()
 	failing = nil
 	mu.Unlock()
-	if code, _ := do(t, "GET", internal+"/readyz", ""); code != 200 {
+	if code, _ := do(t, "GET", ops+"/readyz", ""); code != 200 {
 		t.Fatalf("readyz after recovery %d", code)
 	}
-	if code, body := do(t, "GET", internal+"/metrics", ""); code != 200 || !strings.Contains(body, "go_goroutines") {
+	if code, body := do(t, "GET", ops+"/metrics", ""); code != 200 || !strings.Contains(body, "go_goroutines") {
 		t.Fatalf("metrics %d", code)
 	}
 }
@@ -146,7 +146,7 @@ func TestMetricsCountRoutesNotPaths(t *testing.T) {
 	for _, id := range []string{"1", "2", "3"} {
 		do(t, "GET", "http://"+s.PublicAddr()+"/users/"+id, "")
 	}
-	_, body := do(t, "GET", "http://"+s.InternalAddr()+"/metrics", "")
+	_, body := do(t, "GET", "http://"+s.OpsAddr()+"/metrics", "")
 	want := `http_server_requests_total{listener="public",method="GET",route="/users/:id",status_class="2xx"} 3`
 	if !strings.Contains(body, want) {
 		t.Fatalf("metrics lack %s", want)
@@ -188,28 +188,48 @@ func TestShutdownLetsInFlightRequestsFinish(t *testing.T) {
 	}
 }
 
-func TestPprofOnlyWhenEnabledAndOnlyInternally(t *testing.T) {
+func TestPprofOnlyWhenEnabledAndOnlyOnOps(t *testing.T) {
 	off, _ := newServer(t, nil)
 	start(t, off)
-	if code, _ := do(t, "GET", "http://"+off.InternalAddr()+"/debug/pprof/", ""); code != http.StatusNotFound {
-		t.Errorf("PPROF_ENABLED unset: internal /debug/pprof/ answered %d, want 404", code)
+	if code, _ := do(t, "GET", "http://"+off.OpsAddr()+"/debug/pprof/", ""); code != http.StatusNotFound {
+		t.Errorf("PPROF_ENABLED unset: ops /debug/pprof/ answered %d, want 404", code)
 	}
 
-	cfg := httpserver.Config{PublicAddr: "127.0.0.1:0", InternalAddr: "127.0.0.1:0", BodyLimit: 1024,
+	cfg := httpserver.Config{PublicAddr: "127.0.0.1:0", InternalAddr: "127.0.0.1:0", OpsAddr: "127.0.0.1:0", BodyLimit: 1024,
 		ReadHeaderTimeout: time.Second, ReadTimeout: 5 * time.Second, WriteTimeout: 5 * time.Second,
 		IdleTimeout: 5 * time.Second, ShutdownTimeout: 5 * time.Second, Pprof: true}
 	on := httpserver.New(cfg, slog.New(slog.NewJSONHandler(io.Discard, nil)), "test")
 	start(t, on)
-	if code, body := do(t, "GET", "http://"+on.InternalAddr()+"/debug/pprof/", ""); code != http.StatusOK || !strings.Contains(body, "goroutine") {
-		t.Errorf("internal index: %d %.80q", code, body)
+	if code, body := do(t, "GET", "http://"+on.OpsAddr()+"/debug/pprof/", ""); code != http.StatusOK || !strings.Contains(body, "goroutine") {
+		t.Errorf("ops index: %d %.80q", code, body)
 	}
-	if code, body := do(t, "GET", "http://"+on.InternalAddr()+"/debug/pprof/heap?debug=1", ""); code != http.StatusOK || !strings.Contains(body, "heap profile") {
-		t.Errorf("internal heap profile: %d %.80q", code, body)
+	if code, body := do(t, "GET", "http://"+on.OpsAddr()+"/debug/pprof/heap?debug=1", ""); code != http.StatusOK || !strings.Contains(body, "heap profile") {
+		t.Errorf("ops heap profile: %d %.80q", code, body)
 	}
-	if code, _ := do(t, "GET", "http://"+on.InternalAddr()+"/debug/pprof/profile?seconds=1", ""); code != http.StatusOK {
-		t.Errorf("internal CPU profile: %d", code)
+	if code, _ := do(t, "GET", "http://"+on.OpsAddr()+"/debug/pprof/profile?seconds=1", ""); code != http.StatusOK {
+		t.Errorf("ops CPU profile: %d", code)
 	}
-	if code, _ := do(t, "GET", "http://"+on.PublicAddr()+"/debug/pprof/", ""); code != http.StatusNotFound {
-		t.Errorf("public /debug/pprof/ answered %d, want 404: profiles are never public", code)
+	for name, addr := range map[string]string{"public": on.PublicAddr(), "internal": on.InternalAddr()} {
+		if code, _ := do(t, "GET", "http://"+addr+"/debug/pprof/", ""); code != http.StatusNotFound {
+			t.Errorf("%s /debug/pprof/ answered %d, want 404: profiles are on the ops listener only", name, code)
+		}
+	}
+}
+
+// TestOperationsRoutesOnlyOnOps: probes and Prometheus reach the ops
+// listener, which has nothing else; the internal listener (the
+// service-to-service API) has none of them.
+func TestOperationsRoutesOnlyOnOps(t *testing.T) {
+	s, _ := newServer(t, nil)
+	start(t, s)
+	for _, path := range []string{"/healthz", "/readyz", "/metrics"} {
+		if code, _ := do(t, "GET", "http://"+s.OpsAddr()+path, ""); code != http.StatusOK {
+			t.Errorf("ops %s: %d, want 200", path, code)
+		}
+		for name, addr := range map[string]string{"public": s.PublicAddr(), "internal": s.InternalAddr()} {
+			if code, _ := do(t, "GET", "http://"+addr+path, ""); code != http.StatusNotFound {
+				t.Errorf("%s %s: %d, want 404", name, path, code)
+			}
+		}
 	}
 }

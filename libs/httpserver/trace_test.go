@@ -38,7 +38,7 @@ func useGlobals(t *testing.T) *tracetest.SpanRecorder {
 // answers with the trace and span ids of the handler's context.
 func traced(t *testing.T, tracing bool) *httpserver.Server {
 	t.Helper()
-	cfg := httpserver.Config{PublicAddr: "127.0.0.1:0", InternalAddr: "127.0.0.1:0", BodyLimit: 1024,
+	cfg := httpserver.Config{PublicAddr: "127.0.0.1:0", InternalAddr: "127.0.0.1:0", OpsAddr: "127.0.0.1:0", BodyLimit: 1024,
 		ReadHeaderTimeout: time.Second, ReadTimeout: 5 * time.Second, WriteTimeout: 5 * time.Second,
 		IdleTimeout: 5 * time.Second, ShutdownTimeout: 5 * time.Second, Tracing: tracing}
 	s := httpserver.New(cfg, slog.New(slog.NewJSONHandler(io.Discard, nil)), "test")
@@ -86,7 +86,7 @@ func TestTracingOnMakesASpanUnderTheCaller(t *testing.T) {
 	if got[:len(callerTrace)] != callerTrace || got == callerTrace+" "+callerSpan {
 		t.Errorf("the handler saw %q, want the caller's trace with a span of its own", got)
 	}
-	get(t, "http://"+s.InternalAddr()+"/healthz", false)
+	get(t, "http://"+s.OpsAddr()+"/healthz", false)
 	spans := rec.Ended()
 	if len(spans) != 1 {
 		t.Fatalf("want 1 span (the probe is not traced), got %d", len(spans))

@@ -12,6 +12,7 @@ import (
 
 	"github.com/eventreg/eventreg/libs/authapi"
 	"github.com/eventreg/eventreg/libs/outbox"
+	"github.com/eventreg/eventreg/libs/servicetoken"
 )
 
 // A producer writes an event in the transaction of its change; its serve
@@ -37,7 +38,8 @@ func Example() {
 			Payload: snapshot{UserID: 1001, Email: "al@example.org"}})
 	})
 
-	// The relay, in serve.
+	// The relay, in serve, signing its calls to auth with the shared key.
+	credentials := servicetoken.NewSigner(servicetoken.Config{Key: os.Getenv("INTERNAL_AUTH_KEY")}, "users")
 	relay, err := outbox.NewRelay(outbox.Config{
 		Pool:   pool,
 		Source: "users",
@@ -48,7 +50,7 @@ func Example() {
 			}
 			return out, nil
 		},
-		Publish: outbox.PublishTo(authapi.NewClient("http://auth:9090", 10*time.Second)),
+		Publish: outbox.PublishTo(authapi.NewClient("http://auth:9090", 10*time.Second, credentials)),
 		Log:     slog.Default(),
 	})
 	if err != nil {

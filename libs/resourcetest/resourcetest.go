@@ -23,6 +23,7 @@ import (
 	"github.com/eventreg/eventreg/libs/migrations"
 	"github.com/eventreg/eventreg/libs/pgdb"
 	"github.com/eventreg/eventreg/libs/service"
+	"github.com/eventreg/eventreg/libs/servicetoken"
 	"github.com/eventreg/eventreg/libs/testkit"
 	"github.com/eventreg/eventreg/libs/tokentest"
 	"github.com/eventreg/eventreg/libs/usersapitest"
@@ -59,6 +60,9 @@ type Options struct {
 	BodyLimit int64
 }
 
+// InternalAuth is the service-token key of the services a harness starts.
+var InternalAuth = servicetoken.Config{Key: "a-test-internal-auth-key-of-32-characters"}
+
 // Config is the configuration a harness gives its service's Mount: the
 // parts every resource service shares, pointing at the harness's database,
 // listeners, token issuer and users double.
@@ -71,13 +75,17 @@ type Config struct {
 // Env is a running service API on a fresh database, with a users service
 // double and a token issuer.
 type Env struct {
-	URL        string // public listener
-	Internal   string // internal listener
-	DSN        string
-	Convention string
-	Pool       *pgxpool.Pool
-	Users      *usersapitest.Server
-	Tokens     *tokentest.Server
+	URL      string // public listener
+	Internal string // internal listener
+	Ops      string // ops listener (probes, metrics)
+	// Credentials sign calls to the internal listener as a peer service
+	// holding the deployment's key would (InternalAuthKey).
+	Credentials *servicetoken.Signer
+	DSN         string
+	Convention  string
+	Pool        *pgxpool.Pool
+	Users       *usersapitest.Server
+	Tokens      *tokentest.Server
 	// Routes are the public routes the service registered.
 	Routes []gin.RouteInfo
 	spec   *apispec.Validator
@@ -102,10 +110,10 @@ func Start(t testing.TB, set migrations.Set, o Options, mount func(context.Conte
 	e := &Env{DSN: dsn, Convention: o.Convention, Pool: pool, Users: usersapitest.New(t), Tokens: tokentest.New(t)}
 	cfg := Config{
 		Base: service.Base{DatabaseURL: dsn, LogLevel: "error", Config: httpserver.Config{
-			PublicAddr: "127.0.0.1:0", InternalAddr: "127.0.0.1:0", BodyLimit: o.BodyLimit,
+			PublicAddr: "127.0.0.1:0", InternalAddr: "127.0.0.1:0", OpsAddr: "127.0.0.1:0", BodyLimit: o.BodyLimit,
 			ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second,
 			IdleTimeout: 10 * time.Second, ShutdownTimeout: 5 * time.Second, RequestTimeout: httpserver.DefaultRequestTimeout,
-			TrustedProxies: []string{"127.0.0.1/32"}}},
+			TrustedProxies: []string{"127.0.0.1/32"}}, InternalAuth: InternalAuth},
 		Resource: service.Resource{AuthIssuer: tokentest.Issuer, AuthJWKSURL: e.Tokens.JWKSURL, TokenAudience: tokentest.Audience,
 			TokenLeeway: time.Second, JWKSRefresh: 5 * time.Minute, RevocationPoll: time.Second,
 			CursorKey: strings.Repeat("k", 32), ConventionID: o.Convention},
@@ -130,6 +138,8 @@ func Start(t testing.TB, set migrations.Set, o Options, mount func(context.Conte
 	e.Routes = rt.Server.Public.Routes()
 	e.URL = "http://" + rt.Server.PublicAddr()
 	e.Internal = "http://" + rt.Server.InternalAddr()
+	e.Ops = "http://" + rt.Server.OpsAddr()
+	e.Credentials = servicetoken.NewSigner(InternalAuth, "tests")
 	if e.spec, err = apispec.NewValidator(); err != nil {
 		t.Fatal(err)
 	}

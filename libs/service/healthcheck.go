@@ -23,7 +23,7 @@ import (
 const DefaultHealthcheckTimeout = 2500 * time.Millisecond
 
 // HealthcheckCommand returns `healthcheck`: it asks this process's own
-// internal listener (INTERNAL_ADDR, as `serve` reads it) for /readyz and
+// ops listener (OPS_ADDR, as `serve` reads it) for /readyz and
 // succeeds only on a 200. The images have no shell, curl or wget, so this is
 // what a container runtime's health check runs inside the container
 // (docker-compose.yaml, decision 0017).
@@ -31,7 +31,7 @@ func HealthcheckCommand() *cobra.Command {
 	timeout := DefaultHealthcheckTimeout
 	cmd := &cobra.Command{
 		Use:   "healthcheck",
-		Short: "Exit 0 when this container's service answers 200 on its internal /readyz",
+		Short: "Exit 0 when this container's service answers 200 on its ops listener's /readyz",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return Healthcheck(cmd.Context(), os.Getenv, timeout)
@@ -41,11 +41,11 @@ func HealthcheckCommand() *cobra.Command {
 	return cmd
 }
 
-// Healthcheck GETs /readyz from the internal listener named by INTERNAL_ADDR
-// in getenv (default ":9090"; a wildcard host means the loopback address)
+// Healthcheck GETs /readyz from the ops listener named by OPS_ADDR in
+// getenv (default ":9091"; a wildcard host means the loopback address)
 // and returns nil on a 200 within timeout, else a one-line reason.
 func Healthcheck(ctx context.Context, getenv func(string) string, timeout time.Duration) error {
-	addr, err := readinessAddr(getenv("INTERNAL_ADDR"))
+	addr, err := readinessAddr(getenv("OPS_ADDR"))
 	if err != nil {
 		return err
 	}
@@ -80,15 +80,15 @@ func Healthcheck(ctx context.Context, getenv func(string) string, timeout time.D
 	return fmt.Errorf("healthcheck: %s answered %s%s", target, resp.Status, readinessReason(body))
 }
 
-// readinessAddr turns a listen address into one to connect to: ":9090" and
-// "0.0.0.0:9090" (or "[::]:9090") become 127.0.0.1:9090.
+// readinessAddr turns a listen address into one to connect to: ":9091" and
+// "0.0.0.0:9091" (or "[::]:9091") become 127.0.0.1:9091.
 func readinessAddr(listen string) (string, error) {
 	if listen == "" {
-		listen = ":9090"
+		listen = ":9091"
 	}
 	host, port, err := net.SplitHostPort(listen)
 	if err != nil || port == "" {
-		return "", fmt.Errorf("healthcheck: INTERNAL_ADDR %q is not host:port", listen)
+		return "", fmt.Errorf("healthcheck: OPS_ADDR %q is not host:port", listen)
 	}
 	switch host {
 	case "", "0.0.0.0", "::":

@@ -28,7 +28,7 @@ func readyServer(t *testing.T, status int, body string) string {
 	return srv.Listener.Addr().String()
 }
 
-// wildcard turns 127.0.0.1:port into ":port", the way INTERNAL_ADDR is set.
+// wildcard turns 127.0.0.1:port into ":port", the way OPS_ADDR is set.
 func wildcard(t *testing.T, addr string) string {
 	t.Helper()
 	_, port, err := net.SplitHostPort(addr)
@@ -38,10 +38,10 @@ func wildcard(t *testing.T, addr string) string {
 	return ":" + port
 }
 
-// runHealthcheck runs `svc healthcheck` as the binaries do, with INTERNAL_ADDR set.
-func runHealthcheck(t *testing.T, internalAddr string, args ...string) error {
+// runHealthcheck runs `svc healthcheck` as the binaries do, with OPS_ADDR set.
+func runHealthcheck(t *testing.T, opsAddr string, args ...string) error {
 	t.Helper()
-	t.Setenv("INTERNAL_ADDR", internalAddr)
+	t.Setenv("OPS_ADDR", opsAddr)
 	root := NewRoot("svc", "test")
 	root.AddCommand(HealthcheckCommand())
 	var out bytes.Buffer
@@ -129,8 +129,8 @@ func TestHealthcheck(t *testing.T) {
 
 func TestReadinessAddr(t *testing.T) {
 	for in, want := range map[string]string{
-		"":               "127.0.0.1:9090",
-		":9090":          "127.0.0.1:9090",
+		"":               "127.0.0.1:9091",
+		":9091":          "127.0.0.1:9091",
 		"0.0.0.0:9191":   "127.0.0.1:9191",
 		"[::]:9090":      "127.0.0.1:9090",
 		"10.0.0.5:9090":  "10.0.0.5:9090",

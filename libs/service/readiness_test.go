@@ -12,6 +12,7 @@ import (
 
 	"github.com/eventreg/eventreg/libs/httpserver"
 	"github.com/eventreg/eventreg/libs/migrations"
+	"github.com/eventreg/eventreg/libs/servicetoken"
 	"github.com/eventreg/eventreg/libs/testkit"
 )
 
@@ -59,8 +60,8 @@ func TestReadinessHonoursTheDeclaredOldestSchema(t *testing.T) {
 func readyzOf(t *testing.T, dsn string, set migrations.Set) (int, string) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	base := Base{Config: httpserver.Config{PublicAddr: "127.0.0.1:0", InternalAddr: "127.0.0.1:0", ShutdownTimeout: time.Second},
-		DatabaseURL: dsn, LogLevel: "error"}
+	base := Base{Config: httpserver.Config{PublicAddr: "127.0.0.1:0", InternalAddr: "127.0.0.1:0", OpsAddr: "127.0.0.1:0", ShutdownTimeout: time.Second},
+		DatabaseURL: dsn, LogLevel: "error", InternalAuth: servicetoken.Config{Key: strings.Repeat("i", servicetoken.MinKeyLength)}}
 	rt, err := StartLogging(ctx, "readiness", base, set, io.Discard)
 	if err != nil {
 		cancel()
@@ -73,7 +74,7 @@ func readyzOf(t *testing.T, dsn string, set migrations.Set) (int, string) {
 	done := make(chan error, 1)
 	go func() { done <- rt.Serve(ctx) }()
 	defer func() { cancel(); <-done }()
-	resp, err := http.Get("http://" + rt.Server.InternalAddr() + "/readyz")
+	resp, err := http.Get("http://" + rt.Server.OpsAddr() + "/readyz")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,7 +41,7 @@ func StartRelay(ctx context.Context, rt *Runtime, authURL string, render outbox.
 		return nil
 	}
 	relay, err := outbox.NewRelay(outbox.Config{Pool: rt.Pool, Source: rt.Name, Render: render,
-		Publish: outbox.PublishTo(authapi.NewClient(authURL, PublishTimeout)), Log: rt.Log, Metrics: rt.Server.Metrics})
+		Publish: outbox.PublishTo(authapi.NewClient(authURL, PublishTimeout, rt.Credentials)), Log: rt.Log, Metrics: rt.Server.Metrics})
 	if err != nil {
 		return err
 	}

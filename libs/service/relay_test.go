@@ -13,6 +13,7 @@ import (
 
 	"github.com/eventreg/eventreg/libs/httpserver"
 	"github.com/eventreg/eventreg/libs/outbox"
+	"github.com/eventreg/eventreg/libs/servicetoken"
 )
 
 func TestAuthEventsValidate(t *testing.T) {
@@ -35,7 +36,8 @@ func TestStartRelay(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(pool.Close)
-		return &Runtime{Name: "volunteers", Log: log, Pool: pool, Server: httpserver.New(httpserver.Config{}, log, "volunteers")}, &logs
+		return &Runtime{Name: "volunteers", Log: log, Pool: pool, Server: httpserver.New(httpserver.Config{}, log, "volunteers"),
+			Credentials: servicetoken.NewSigner(servicetoken.Config{Key: strings.Repeat("i", servicetoken.MinKeyLength)}, "volunteers")}, &logs
 	}
 	t.Run("without AUTH_INTERNAL_URL nothing starts and the log says the events wait", func(t *testing.T) {
 		rt, logs := newRuntime(t)

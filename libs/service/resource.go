@@ -95,7 +95,7 @@ func StartResource(ctx context.Context, rt *Runtime, r Resource) (*ResourceDeps,
 		return nil, fmt.Errorf("configuration: %w", err)
 	}
 	v, err := tokenauth.New(tokenauth.Config{JWKSURL: r.AuthJWKSURL, Issuer: r.AuthIssuer, Audience: r.TokenAudience, Leeway: r.TokenLeeway,
-		RefreshEvery: r.JWKSRefresh, RevocationsURL: feed, RevocationPoll: r.RevocationPoll, Log: rt.Log})
+		RefreshEvery: r.JWKSRefresh, RevocationsURL: feed, RevocationPoll: r.RevocationPoll, FeedCredentials: rt.Credentials, Log: rt.Log})
 	if err != nil {
 		return nil, fmt.Errorf("configuration: %w", err)
 	}

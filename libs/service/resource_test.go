@@ -16,6 +16,7 @@ import (
 
 	"github.com/eventreg/eventreg/libs/config"
 	"github.com/eventreg/eventreg/libs/httpserver"
+	"github.com/eventreg/eventreg/libs/servicetoken"
 	"github.com/eventreg/eventreg/libs/testkit"
 	"github.com/eventreg/eventreg/libs/tokenauth"
 	"github.com/eventreg/eventreg/libs/tokentest"
@@ -74,7 +75,17 @@ func TestStartResourcePollsTheRevocationFeed(t *testing.T) {
 		t.Fatal(err)
 	}
 	var revoked atomic.Bool
-	feed := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+	// The feed is auth's internal listener: it answers only a service token for auth.
+	key := servicetoken.Config{Key: strings.Repeat("i", servicetoken.MinKeyLength)}
+	auth := servicetoken.NewVerifier(key, "auth")
+	feed := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); !ok {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		} else if _, err := auth.Verify(tok); err != nil {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
 		w.Header().Set("Content-Type", "application/json")
 		if !revoked.Load() {
 			_, _ = w.Write([]byte(`{"next":0,"revoked":[]}`))
@@ -84,7 +95,7 @@ func TestStartResourcePollsTheRevocationFeed(t *testing.T) {
 	}))
 	t.Cleanup(feed.Close)
 	log := slog.New(slog.DiscardHandler)
-	rt := &Runtime{Name: "test", Log: log, Server: httpserver.New(httpserver.Config{}, log, "test")}
+	rt := &Runtime{Name: "test", Log: log, Server: httpserver.New(httpserver.Config{}, log, "test"), Credentials: servicetoken.NewSigner(key, "test")}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	deps, err := StartResource(ctx, rt, Resource{AuthIssuer: tokentest.Issuer, AuthJWKSURL: ts.JWKSURL, TokenAudience: tokentest.Audience,

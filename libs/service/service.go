@@ -24,6 +24,7 @@ import (
 	"github.com/eventreg/eventreg/libs/logging"
 	"github.com/eventreg/eventreg/libs/migrations"
 	"github.com/eventreg/eventreg/libs/pgdb"
+	"github.com/eventreg/eventreg/libs/servicetoken"
 	"github.com/eventreg/eventreg/libs/telemetry"
 )
 
@@ -35,6 +36,10 @@ type Base struct {
 	httpserver.Config
 	DatabaseURL string `env:"DATABASE_URL,required"`
 	LogLevel    string `env:"LOG_LEVEL" envDefault:"info"`
+	// InternalAuth is the key of the service tokens: what the internal
+	// listener requires of every call and what this service's calls to the
+	// others carry.
+	InternalAuth servicetoken.Config
 }
 
 // DatabaseConfig is what database-only commands (migrate, import) need.
@@ -83,15 +88,20 @@ type Runtime struct {
 	Log    *slog.Logger
 	Pool   *pgxpool.Pool
 	Server *httpserver.Server
-	close  []func(context.Context) error
+	// Credentials sign this service's calls to the others' internal
+	// listeners: give them to the API clients (usersapi.NewClient, ...).
+	Credentials *servicetoken.Signer
+	close       []func(context.Context) error
 }
 
 // OnClose registers cleanup run (in reverse order) after the servers stop.
 func (r *Runtime) OnClose(f func(context.Context) error) { r.close = append(r.close, f) }
 
 // Start builds the logger (JSON lines on stderr), telemetry, the database
-// pool (with readiness checks for it and its migrations) and the HTTP server.
-// Call Serve after adding routes.
+// pool (with readiness checks for it and its migrations), the HTTP server
+// (its internal listener refusing calls without a service token for name)
+// and the credentials of this service's own calls. Call Serve after adding
+// routes.
 func Start(ctx context.Context, name string, base Base, set migrations.Set) (*Runtime, error) {
 	return StartLogging(ctx, name, base, set, os.Stderr)
 }
@@ -106,6 +116,9 @@ func StartLogging(ctx context.Context, name string, base Base, set migrations.Se
 	if err := base.CheckTrustedProxies(); err != nil {
 		return nil, fmt.Errorf("configuration: %w", err)
 	}
+	if err := base.InternalAuth.Validate(); err != nil {
+		return nil, fmt.Errorf("configuration: %w", err)
+	}
 	log := logging.New(logs, level, name)
 	tuneGC(os.Getenv)
 	shutdownTelemetry, err := telemetry.Setup(ctx, name, Version)
@@ -118,9 +131,11 @@ func StartLogging(ctx context.Context, name string, base Base, set migrations.Se
 	}
 	base.Config.Tracing = telemetry.TracesEnabled(os.Getenv)
 	srv := httpserver.New(base.Config, log, name)
+	// Before any route: gin gives a route the middleware added until then.
+	srv.Internal.Use(servicetoken.NewVerifier(base.InternalAuth, name).Middleware())
 	srv.AddReadinessCheck("postgresql", set.Check(pool))
 	srv.Metrics.MustRegister(pgxpoolprometheus.NewCollector(pool, map[string]string{"db_name": name}))
-	rt := &Runtime{Name: name, Log: log, Pool: pool, Server: srv}
+	rt := &Runtime{Name: name, Log: log, Pool: pool, Server: srv, Credentials: servicetoken.NewSigner(base.InternalAuth, name)}
 	rt.OnClose(shutdownTelemetry)
 	rt.OnClose(func(context.Context) error { pool.Close(); return nil })
 	return rt, nil

@@ -56,22 +56,31 @@ func IsStatus(err error, status int) bool {
 	return errors.As(err, &se) && se.Status == status
 }
 
+// Credentials make the bearer token a call carries for the service named
+// audience (servicetoken.Signer).
+type Credentials interface {
+	Token(audience string) (string, error)
+}
+
 // Client calls one service.
 type Client struct {
-	name string
-	base string
-	http *http.Client
+	name  string
+	base  string
+	http  *http.Client
+	creds Credentials
 }
 
 // New returns a client for the service name (e.g. "users") at baseURL
-// (e.g. http://users:9090). Every call is bounded by timeout.
-func New(name, baseURL string, timeout time.Duration) *Client {
+// (e.g. http://users:9090). Every call is bounded by timeout and carries a
+// token from creds for name; nil creds send none (tests against doubles).
+func New(name, baseURL string, timeout time.Duration, creds Credentials) *Client {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = 64
 	return &Client{
-		name: name,
-		base: strings.TrimRight(baseURL, "/"),
-		http: &http.Client{Timeout: timeout, Transport: otelhttp.NewTransport(tr)},
+		name:  name,
+		base:  strings.TrimRight(baseURL, "/"),
+		http:  &http.Client{Timeout: timeout, Transport: otelhttp.NewTransport(tr)},
+		creds: creds,
 	}
 }
 
@@ -94,6 +103,13 @@ func (c *Client) Do(ctx context.Context, method, path string, in, out any) error
 		req.Header.Set("Content-Type", "application/json")
 	}
 	req.Header.Set("Accept", "application/json")
+	if c.creds != nil {
+		tok, err := c.creds.Token(c.name)
+		if err != nil {
+			return c.unavailable("%s %s: %v", method, path, err)
+		}
+		req.Header.Set("Authorization", "Bearer "+tok)
+	}
 	resp, err := c.http.Do(req)
 	if err != nil {
 		return c.unavailable("%s %s: %v", method, path, err)
@@ -104,6 +120,11 @@ func (c *Client) Do(ctx context.Context, method, path string, in, out any) error
 		return c.unavailable("reading %s %s: %v", method, path, err)
 	}
 	switch {
+	case resp.StatusCode == http.StatusUnauthorized && resp.Header.Get("WWW-Authenticate") != "":
+		// The service refused this one's token (a 401 of the endpoint
+		// itself, a wrong password, has no challenge): the deployment is
+		// misconfigured, not the request wrong.
+		return c.unavailable("%s %s: refused this service's token: is INTERNAL_AUTH_KEY the same in both services?", method, path)
 	case resp.StatusCode >= 500:
 		return c.unavailable("%s %s answered %d", method, path, resp.StatusCode)
 	case resp.StatusCode >= 400:

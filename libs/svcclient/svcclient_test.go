@@ -25,7 +25,7 @@ func TestOutcomes(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	c := svcclient.New("users", srv.URL, 200*time.Millisecond)
+	c := svcclient.New("users", srv.URL, 200*time.Millisecond, nil)
 	ctx := context.Background()
 
 	var out struct{ N int }
@@ -45,8 +45,47 @@ func TestOutcomes(t *testing.T) {
 			t.Fatalf("%s: the error does not name the service: %#v", path, err)
 		}
 	}
-	closed := svcclient.New("users", "http://127.0.0.1:1", time.Second)
+	closed := svcclient.New("users", "http://127.0.0.1:1", time.Second, nil)
 	if err := closed.Do(ctx, "GET", "/", nil, nil); !errors.Is(err, svcclient.ErrUnavailable) {
 		t.Fatalf("refused: %v", err)
 	}
+}
+
+// audienceToken is Credentials whose token names the audience.
+type audienceToken struct{}
+
+func (audienceToken) Token(audience string) (string, error) { return "token-for-" + audience, nil }
+
+func TestCredentials(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.Header.Get("Authorization") != "Bearer token-for-users":
+			w.Header().Set("WWW-Authenticate", "Bearer")
+			w.WriteHeader(http.StatusUnauthorized)
+		case r.URL.Path == "/wrong-password": // the endpoint's own 401: no challenge
+			w.WriteHeader(http.StatusUnauthorized)
+		default:
+			w.Write([]byte(`{}`))
+		}
+	}))
+	defer srv.Close()
+	ctx := context.Background()
+
+	t.Run("each call carries a token for the called service", func(t *testing.T) {
+		if err := svcclient.New("users", srv.URL, time.Second, audienceToken{}).Do(ctx, "GET", "/ok", nil, nil); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("an endpoint's own 401 is the caller's to read", func(t *testing.T) {
+		err := svcclient.New("users", srv.URL, time.Second, audienceToken{}).Do(ctx, "POST", "/wrong-password", nil, nil)
+		if !svcclient.IsStatus(err, http.StatusUnauthorized) {
+			t.Fatalf("got %v", err)
+		}
+	})
+	t.Run("a refused token is the service being unavailable, never a wrong password", func(t *testing.T) {
+		err := svcclient.New("users", srv.URL, time.Second, nil).Do(ctx, "POST", "/wrong-password", nil, nil)
+		if !errors.Is(err, svcclient.ErrUnavailable) || svcclient.IsStatus(err, http.StatusUnauthorized) {
+			t.Fatalf("got %v", err)
+		}
+	})
 }

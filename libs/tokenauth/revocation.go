@@ -109,7 +109,7 @@ func (v *Validator) pollOnce(ctx context.Context) (more bool, err error) {
 	u.RawQuery = q.Encode()
 	fctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	body, err := getJSON(fctx, v.cfg.HTTPClient, u.String(), "application/json")
+	body, err := getJSON(fctx, v.cfg.HTTPClient, u.String(), v.cfg.FeedCredentials, "application/json")
 	if err != nil {
 		return false, fmt.Errorf("polling revocations: %w", err)
 	}

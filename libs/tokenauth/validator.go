@@ -29,6 +29,7 @@ import (
 	"github.com/lestrrat-go/jwx/v2/jwt"
 
 	"github.com/eventreg/eventreg/libs/logging"
+	"github.com/eventreg/eventreg/libs/svcclient"
 )
 
 // Errors of Validate.
@@ -65,6 +66,9 @@ type Config struct {
 	// RevocationsURL is auth's revocation feed (GET ?after=cursor); empty
 	// means no feed: only expiry and key removal end a token.
 	RevocationsURL string
+	// FeedCredentials give the token auth's internal listener requires of
+	// the feed's readers (nil: none, a test's double).
+	FeedCredentials svcclient.Credentials
 	// RevocationPoll is how often Start's goroutine polls the feed (default 2s).
 	RevocationPoll time.Duration
 	// CacheSize bounds the verified-token cache (default 50,000).
@@ -367,7 +371,7 @@ func (v *Validator) refresh(ctx context.Context, force bool) error {
 	v.lastFetch.Store(v.cfg.Now().UnixNano())
 	fctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	body, err := getJSON(fctx, v.cfg.HTTPClient, v.cfg.JWKSURL, "application/json", "application/jwk-set+json")
+	body, err := getJSON(fctx, v.cfg.HTTPClient, v.cfg.JWKSURL, nil, "application/json", "application/jwk-set+json")
 	if err != nil {
 		return fmt.Errorf("fetching JWKS: %w", err)
 	}
@@ -406,14 +410,26 @@ func (v *Validator) forgetTokensOfDroppedKeys(old, set jwk.Set) {
 	}
 }
 
-// getJSON GETs u and returns the body of a 200 answer of one of the media
-// types given, of at most maxDocument bytes.
-func getJSON(ctx context.Context, hc *http.Client, u string, types ...string) ([]byte, error) {
+// authAudience names auth, whose internal listener serves the feed, in the
+// service tokens sent to it.
+const authAudience = "auth"
+
+// getJSON GETs u, with a service token for auth from creds when not nil,
+// and returns the body of a 200 answer of one of the media types given, of
+// at most maxDocument bytes.
+func getJSON(ctx context.Context, hc *http.Client, u string, creds svcclient.Credentials, types ...string) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return nil, err
 	}
 	req.Header.Set("Accept", strings.Join(types, ", "))
+	if creds != nil {
+		tok, err := creds.Token(authAudience)
+		if err != nil {
+			return nil, err
+		}
+		req.Header.Set("Authorization", "Bearer "+tok)
+	}
 	resp, err := hc.Do(req)
 	if err != nil {
 		return nil, err

@@ -105,9 +105,10 @@ type PermissionsResponse struct {
 // Client calls the users internal API.
 type Client struct{ c *svcclient.Client }
 
-// NewClient returns a client for the users internal listener at baseURL.
-func NewClient(baseURL string, timeout time.Duration) *Client {
-	return &Client{c: svcclient.New("users", baseURL, timeout)}
+// NewClient returns a client for the users internal listener at baseURL whose
+// calls carry a service token from creds (the caller's servicetoken.Signer).
+func NewClient(baseURL string, timeout time.Duration, creds svcclient.Credentials) *Client {
+	return &Client{c: svcclient.New("users", baseURL, timeout, creds)}
 }
 
 // Summaries returns the users with the given ids (at most MaxSummaryIDs),

@@ -62,7 +62,7 @@ func double(t *testing.T) *httptest.Server {
 }
 
 func TestClient(t *testing.T) {
-	c := usersapi.NewClient(double(t).URL, time.Second)
+	c := usersapi.NewClient(double(t).URL, time.Second, nil)
 	ctx := context.Background()
 	got, err := c.Summaries(ctx, []int64{1001, 5000})
 	if err != nil || len(got) != 1 || got[1001].Username != "u1001" {
@@ -89,7 +89,7 @@ func TestClient(t *testing.T) {
 	if _, err := c.Permissions(ctx, 7); !errors.Is(err, usersapi.ErrNotFound) {
 		t.Fatalf("unknown user: %v", err)
 	}
-	down := usersapi.NewClient("http://127.0.0.1:1", time.Second)
+	down := usersapi.NewClient("http://127.0.0.1:1", time.Second, nil)
 	if _, err := down.Summaries(ctx, []int64{1}); !errors.Is(err, svcclient.ErrUnavailable) {
 		t.Fatalf("down: %v", err)
 	}
@@ -107,7 +107,7 @@ func TestAnswersWithoutTheMarkAreUnavailable(t *testing.T) {
 		http.Error(w, `{"errors":{"resource":{"message":"No such endpoint."}}}`, http.StatusNotFound)
 	}))
 	t.Cleanup(srv.Close)
-	c := usersapi.NewClient(srv.URL, time.Second)
+	c := usersapi.NewClient(srv.URL, time.Second, nil)
 	ctx := context.Background()
 	if _, err := c.Permissions(ctx, 1001); !errors.Is(err, svcclient.ErrUnavailable) {
 		t.Errorf("Permissions: %v; want unavailable", err)

@@ -20,7 +20,7 @@ func join(r int64, u usersapi.UserSummary) joined { return joined{row: r, user: 
 
 func TestAttach(t *testing.T) {
 	users := usersapitest.New(t, usersapitest.User(1))
-	src := usersapi.NewClient(users.URL, time.Second)
+	src := usersapi.NewClient(users.URL, time.Second, nil)
 	errGone := errors.New("gone")
 	t.Run("a known user is joined", func(t *testing.T) {
 		got, err := usersummary.Attach(context.Background(), src, 1, int64(1), errGone, join)
@@ -37,7 +37,7 @@ func TestAttach(t *testing.T) {
 
 func TestJoinPage(t *testing.T) {
 	users := usersapitest.New(t, usersapitest.User(1), usersapitest.User(3), usersapitest.User(4))
-	src := usersapi.NewClient(users.URL, time.Second)
+	src := usersapi.NewClient(users.URL, time.Second, nil)
 	id := func(r int64) int64 { return r }
 	t.Run("an extra row means more; unknown users are left out; one call", func(t *testing.T) {
 		users.Reset()

@@ -14,7 +14,7 @@ import (
 
 func TestFetch(t *testing.T) {
 	users := usersapitest.New(t, usersapitest.User(1), usersapitest.User(2))
-	client := usersapi.NewClient(users.URL, 300*time.Millisecond)
+	client := usersapi.NewClient(users.URL, 300*time.Millisecond, nil)
 	ctx := context.Background()
 
 	t.Run("duplicates cost nothing and unknown ids are absent", func(t *testing.T) {

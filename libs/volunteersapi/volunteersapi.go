@@ -24,9 +24,10 @@ type Status struct {
 // Client calls the volunteers internal API.
 type Client struct{ c *svcclient.Client }
 
-// NewClient returns a client for the volunteers internal listener at baseURL.
-func NewClient(baseURL string, timeout time.Duration) *Client {
-	return &Client{c: svcclient.New("volunteers", baseURL, timeout)}
+// NewClient returns a client for the volunteers internal listener at baseURL whose
+// calls carry a service token from creds (the caller's servicetoken.Signer).
+func NewClient(baseURL string, timeout time.Duration, creds svcclient.Credentials) *Client {
+	return &Client{c: svcclient.New("volunteers", baseURL, timeout, creds)}
 }
 
 // Status returns the user's volunteer status (false, false for an unknown

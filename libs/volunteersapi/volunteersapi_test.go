@@ -21,11 +21,11 @@ func TestStatus(t *testing.T) {
 		w.Write([]byte(`{"isVolunteer":true,"isDepartmentLead":true}`))
 	}))
 	defer srv.Close()
-	st, err := volunteersapi.NewClient(srv.URL, time.Second).Status(context.Background(), 1003)
+	st, err := volunteersapi.NewClient(srv.URL, time.Second, nil).Status(context.Background(), 1003)
 	if err != nil || !st.IsVolunteer || !st.IsDepartmentLead {
 		t.Fatalf("%+v %v", st, err)
 	}
-	_, err = volunteersapi.NewClient("http://127.0.0.1:1", time.Second).Status(context.Background(), 1003)
+	_, err = volunteersapi.NewClient("http://127.0.0.1:1", time.Second, nil).Status(context.Background(), 1003)
 	if !errors.Is(err, svcclient.ErrUnavailable) {
 		t.Fatalf("down: %v", err)
 	}

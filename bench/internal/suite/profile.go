@@ -13,10 +13,10 @@ import (
 )
 
 // profiler captures a CPU profile of every service (PPROF_ENABLED on the
-// internal listener) while one measurement runs, for -profile.
+// ops listener) while one measurement runs, for -profile.
 type profiler struct {
 	dir      string            // where the profiles go
-	internal map[string]string // service name -> internal base URL
+	internal map[string]string // service name -> ops base URL
 }
 
 // capture starts fetching a profile of each service lasting d; the returned

@@ -154,7 +154,7 @@ func Run(ctx context.Context, o Options) (*report.Report, error) {
 	if o.Profile {
 		prof = &profiler{dir: filepath.Join(o.StateDir, "profiles", rep.StartedAt.Format("2006-01-02T1504")), internal: map[string]string{}}
 		for name, svc := range s.Services {
-			prof.internal[name] = svc.InternalURL
+			prof.internal[name] = svc.OpsURL
 		}
 		say("CPU profiles go to %s", prof.dir)
 	}

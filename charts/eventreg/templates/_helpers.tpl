@@ -23,8 +23,8 @@ app.kubernetes.io/component: {{ .component }}
 {{- end -}}
 
 {{/*
-The pods of this release (services, migrations, tests): the only peers allowed on
-the internal port.
+The pods of this release (services, migrations, tests); with a component or
+the helm-test label, the only peers allowed on the internal port.
 */}}
 {{- define "eventreg.ownPods" -}}
 app.kubernetes.io/instance: {{ .Release.Name }}
@@ -156,6 +156,9 @@ variable of the same name. Call with (dict "root" $ "name" "auth" "svc" $svc).
   value: ":8080"
 - name: INTERNAL_ADDR
   value: ":9090"
+- name: OPS_ADDR
+  value: ":9091"
+{{ include "eventreg.secretEnv" (dict "root" $root "env" "INTERNAL_AUTH_KEY" "key" $keys.internalAuthKey) }}
 {{- if $root.Values.bundledPostgresql.enabled }}
 {{ include "eventreg.secretEnv" (dict "root" $root "env" "EVENTREG_POSTGRES_PASSWORD" "key" $keys.postgresPassword) }}
 - name: DATABASE_URL

@@ -36,6 +36,7 @@ type secrets struct {
 	KeyEncryptionKey string `json:"keyEncryptionKey"`
 	ClientSecretKey  string `json:"clientSecretKey"`
 	CursorKey        string `json:"cursorKey"`
+	InternalAuthKey  string `json:"internalAuthKey"`
 }
 
 func run() error {
@@ -43,7 +44,7 @@ func run() error {
 	fixturePath := flag.String("fixture", "deploy/fixtures/demo.json", "fixture to import at start (empty: none)")
 	httpPort := flag.Int("http-port", 8080, "gateway HTTP port on 127.0.0.1")
 	tlsPort := flag.Int("tls-port", 8443, "gateway TLS port on 127.0.0.1")
-	basePort := flag.Int("base-port", 8101, "first service port (auth public; internal ports are +1000)")
+	basePort := flag.Int("base-port", 8101, "first service port (auth public; internal ports are +1000, ops ports +2000)")
 	flag.Parse()
 
 	root, err := stack.FindRoot()
@@ -85,7 +86,7 @@ func run() error {
 	s, err := stack.Launch(ctx, stack.Config{
 		Root: root, Dir: dir, Build: true, AdminDatabaseURL: admin, DatabasePrefix: "eventreg", RecreateDatabases: *fresh,
 		RedisURL: os.Getenv("REDIS_URL"), RedisPort: 6390, GatewayHTTPPort: *httpPort, GatewayTLSPort: *tlsPort, BasePort: *basePort,
-		Fixture: fx, KeyEncryptionKey: sec.KeyEncryptionKey, ClientSecretKey: sec.ClientSecretKey, CursorKey: sec.CursorKey,
+		Fixture: fx, KeyEncryptionKey: sec.KeyEncryptionKey, ClientSecretKey: sec.ClientSecretKey, CursorKey: sec.CursorKey, InternalAuthKey: sec.InternalAuthKey,
 		Stdout: os.Stdout, Env: devEnv(),
 	})
 	if err != nil {
@@ -120,14 +121,18 @@ func postgres(ctx context.Context, dir string) (string, *testkit.Process, error)
 
 func loadSecrets(path string) (secrets, error) {
 	var s secrets
+	rnd := func() string { b := make([]byte, 32); _, _ = rand.Read(b); return base64.StdEncoding.EncodeToString(b) }
 	if b, err := os.ReadFile(path); err == nil {
 		if err := json.Unmarshal(b, &s); err != nil {
 			return s, fmt.Errorf("reading %s: %w", path, err)
 		}
-		return s, nil
+		if s.InternalAuthKey != "" {
+			return s, nil
+		}
+		s.InternalAuthKey = rnd() // a .run from before service tokens: keep the rest
+	} else {
+		s = secrets{KeyEncryptionKey: rnd(), ClientSecretKey: rnd(), CursorKey: rnd(), InternalAuthKey: rnd()}
 	}
-	rnd := func() string { b := make([]byte, 32); _, _ = rand.Read(b); return base64.StdEncoding.EncodeToString(b) }
-	s = secrets{KeyEncryptionKey: rnd(), ClientSecretKey: rnd(), CursorKey: rnd()}
 	b, _ := json.MarshalIndent(s, "", "  ")
 	return s, os.WriteFile(path, b, 0o600)
 }

@@ -20,7 +20,9 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/eventreg/eventreg/libs/fixture"
+	"github.com/eventreg/eventreg/libs/resourcetest"
 	"github.com/eventreg/eventreg/libs/service"
+	"github.com/eventreg/eventreg/libs/servicetoken"
 	"github.com/eventreg/eventreg/libs/testkit"
 	"github.com/eventreg/eventreg/libs/usersapi"
 
@@ -134,6 +136,11 @@ func (d *UsersDouble) Remove(id int64) {
 	}
 }
 
+func (d *UsersDouble) verifyToken(tok string) error {
+	_, err := servicetoken.NewVerifier(resourcetest.InternalAuth, "users").Verify(tok)
+	return err
+}
+
 func (d *UsersDouble) serve(w http.ResponseWriter, r *http.Request) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -143,6 +150,12 @@ func (d *UsersDouble) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	if d.misrouted {
 		http.Error(w, `{"errors":{"resource":{"message":"No such endpoint."}}}`, http.StatusNotFound)
+		return
+	}
+	// As the users service's internal listener: only auth's service token.
+	if tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); !ok || d.verifyToken(tok) != nil {
+		w.Header().Set("WWW-Authenticate", "Bearer")
+		http.Error(w, `{"errors":{"authentication":{"code":2000,"message":"Invalid token."}}}`, http.StatusUnauthorized)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
@@ -201,16 +214,20 @@ func (d *UsersDouble) serve(w http.ResponseWriter, r *http.Request) {
 type Server struct {
 	URL         string // public listener (also the issuer)
 	InternalURL string
-	Config      config.Serve
-	Pool        *pgxpool.Pool
-	Redis       redis.UniversalClient
-	RedisProc   *testkit.Process
-	redisDir    string
-	redisPort   int
-	Users       *UsersDouble
-	App         *server.App
-	Clients     *client.Service
-	Logs        *testkit.SyncBuffer
+	OpsURL      string // probes and metrics
+	// Peer signs calls to the internal listener as a service holding the
+	// deployment's key would (Internal sends them).
+	Peer      *servicetoken.Signer
+	Config    config.Serve
+	Pool      *pgxpool.Pool
+	Redis     redis.UniversalClient
+	RedisProc *testkit.Process
+	redisDir  string
+	redisPort int
+	Users     *UsersDouble
+	App       *server.App
+	Clients   *client.Service
+	Logs      *testkit.SyncBuffer
 	// Routes are the public routes auth registered.
 	Routes []gin.RouteInfo
 	cancel context.CancelFunc
@@ -254,7 +271,8 @@ func Start(t testing.TB, opts Options) *Server {
 	env := map[string]string{
 		"DATABASE_URL": dsn, "REDIS_URL": redisURL, "AUTH_ISSUER": "http://issuer.invalid",
 		"KEY_ENCRYPTION_KEY": base64.StdEncoding.EncodeToString(kek), "CLIENT_SECRET_KEY": "test-client-secret-key-of-32-characters!",
-		"USERS_INTERNAL_URL": double.URL, "PUBLIC_ADDR": "127.0.0.1:0", "INTERNAL_ADDR": "127.0.0.1:0",
+		"USERS_INTERNAL_URL": double.URL, "PUBLIC_ADDR": "127.0.0.1:0", "INTERNAL_ADDR": "127.0.0.1:0", "OPS_ADDR": "127.0.0.1:0",
+		"INTERNAL_AUTH_KEY":   resourcetest.InternalAuth.Key,
 		"LOGIN_FAILURE_DELAY": "10ms", "SHUTDOWN_TIMEOUT": "2s",
 	}
 	for k, v := range opts.Env {
@@ -286,7 +304,8 @@ func Start(t testing.TB, opts Options) *Server {
 	}
 	done := make(chan error, 1)
 	go func() { done <- rt.Serve(ctx) }()
-	s := &Server{URL: cfg.Issuer, InternalURL: "http://" + rt.Server.InternalAddr(), Config: cfg, Pool: rt.Pool, Redis: app.Redis, RedisProc: proc,
+	s := &Server{URL: cfg.Issuer, InternalURL: "http://" + rt.Server.InternalAddr(), OpsURL: "http://" + rt.Server.OpsAddr(),
+		Peer: servicetoken.NewSigner(resourcetest.InternalAuth, "users"), Config: cfg, Pool: rt.Pool, Redis: app.Redis, RedisProc: proc,
 		Users: double, App: app, Logs: logs, Routes: rt.Server.Public.Routes(), cancel: cancel, redisDir: redisDir, redisPort: redisPort,
 		Clients: client.NewService(clientdb.New(rt.Pool), clientsecret.NewHasher([]byte(cfg.ClientSecretKey)), 0)}
 	t.Cleanup(func() {
@@ -338,4 +357,27 @@ func (s *Server) KeyStatuses(t testing.TB) []signing.Status {
 	}
 	out = signing.Describe(keys, time.Now(), s.Config.AccessTokenTTL)
 	return out
+}
+
+// Internal sends a request to the internal listener with a service token
+// for auth, as a peer service would; contentType is set when body is not nil.
+func (s *Server) Internal(t testing.TB, method, path, contentType string, body io.Reader) *http.Response {
+	t.Helper()
+	req, err := http.NewRequest(method, s.InternalURL+path, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", contentType)
+	}
+	tok, err := s.Peer.Token("auth")
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+tok)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
 }

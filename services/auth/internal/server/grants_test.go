@@ -64,10 +64,7 @@ func claimsOf(t *testing.T, jwt string) map[string]any {
 // feed reads the revocation feed after n.
 func feed(t *testing.T, s *authtest.Server, after string) (int, map[string]any) {
 	t.Helper()
-	resp, err := http.Get(s.InternalURL + "/internal/revocations?after=" + url.QueryEscape(after))
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := s.Internal(t, http.MethodGet, "/internal/revocations?after="+url.QueryEscape(after), "", nil)
 	defer resp.Body.Close()
 	return resp.StatusCode, decode(t, readAll(t, resp))
 }
@@ -259,10 +256,7 @@ func TestPermissionChangeRevokesAffectedFamilies(t *testing.T) {
 	badgeTok := grant(t, s, oboConfig(s, authtest.BadgeID, authtest.BadgeSecret, "pii:basic"), hana)
 	changed := func(t *testing.T, id int64) (int, map[string]any) {
 		t.Helper()
-		resp, err := http.Post(s.InternalURL+"/internal/users/"+strconv.FormatInt(id, 10)+"/permissions-changed", "application/json", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		resp := s.Internal(t, http.MethodPost, "/internal/users/"+strconv.FormatInt(id, 10)+"/permissions-changed", "", nil)
 		defer resp.Body.Close()
 		return resp.StatusCode, decode(t, readAll(t, resp))
 	}
@@ -300,10 +294,7 @@ func TestPermissionChangeRevokesAffectedFamilies(t *testing.T) {
 		if st, m := changed(t, 999999); st != 200 || m["revoked"] != float64(0) {
 			t.Fatalf("%d %v", st, m)
 		}
-		resp, err := http.Post(s.InternalURL+"/internal/users/x/permissions-changed", "application/json", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		resp := s.Internal(t, http.MethodPost, "/internal/users/x/permissions-changed", "", nil)
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusNotFound {
 			t.Fatalf("%d", resp.StatusCode)

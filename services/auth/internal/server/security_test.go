@@ -708,7 +708,7 @@ func TestRedisDown(t *testing.T) {
 		}
 	})
 	t.Run("readiness stays 200: the outage is answered per request, not by leaving the load balancer", func(t *testing.T) {
-		resp, err := http.Get(s.InternalURL + "/readyz")
+		resp, err := http.Get(s.OpsURL + "/readyz")
 		if err != nil {
 			t.Fatal(err)
 		}

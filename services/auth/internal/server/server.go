@@ -195,7 +195,7 @@ func Mount(ctx context.Context, cfg config.Serve, rt *service.Runtime) (*App, er
 	// Not a readiness check: a Redis outage is answered per request (503 on the
 	// grants that need it), never by taking every replica out of the Service.
 	rt.Server.Metrics.MustRegister(redisdb.NewPoolCollector(rdb))
-	users := usersapi.NewClient(cfg.UsersInternalURL, cfg.UsersTimeout)
+	users := usersapi.NewClient(cfg.UsersInternalURL, cfg.UsersTimeout, rt.Credentials)
 	app, err := Build(ctx, cfg, rt.Log, rt.Pool, rdb, users, authmetrics.New(rt.Server.Metrics), rt.Server.Public, rt.Server.Internal)
 	if err != nil {
 		return nil, fmt.Errorf("wiring auth: %w", err)

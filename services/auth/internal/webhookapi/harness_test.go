@@ -160,7 +160,7 @@ func eventually(t *testing.T, what string, cond func() bool) {
 
 func publish(t *testing.T, s *authtest.Server, events ...authapi.Event) int {
 	t.Helper()
-	n, err := authapi.NewClient(s.InternalURL, 5*time.Second).PublishEvents(context.Background(), events)
+	n, err := authapi.NewClient(s.InternalURL, 5*time.Second, s.Peer).PublishEvents(context.Background(), events)
 	if err != nil {
 		t.Fatal(err)
 	}

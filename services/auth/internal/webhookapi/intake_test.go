@@ -24,10 +24,7 @@ func TestEventIntake(t *testing.T) {
 	call(t, s, http.MethodPost, "/api/v0/webhooks", tok, jsonBody(map[string]any{"url": rc.URL, "events": []string{"volunteer-updated"}}))
 	post := func(ct, body string) (int, string) {
 		t.Helper()
-		resp, err := http.Post(s.InternalURL+authapi.PathEvents, ct, strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
+		resp := s.Internal(t, http.MethodPost, authapi.PathEvents, ct, strings.NewReader(body))
 		defer resp.Body.Close()
 		b, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(b)

@@ -23,7 +23,7 @@ func TestEvents(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	ctx := context.Background()
 	token := e.Tokens.Service(t, "registration:read")
-	render := registrationapi.RenderEvents(usersapi.NewClient(e.Users.URL, 2*time.Second))
+	render := registrationapi.RenderEvents(usersapi.NewClient(e.Users.URL, 2*time.Second, nil))
 
 	// expect checks the waiting events against want ("type resource"), each
 	// payload against the registration as the store reads it and each

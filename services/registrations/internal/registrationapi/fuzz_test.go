@@ -19,7 +19,7 @@ import (
 // (decision 0041).
 func FuzzSearchBody(f *testing.F) {
 	off := resourcetest.NewOffline(f)
-	svc := registration.NewService(registrationdb.New(off.Pool), usersapi.NewClient("http://127.0.0.1:1", 0), "2026")
+	svc := registration.NewService(registrationdb.New(off.Pool), usersapi.NewClient("http://127.0.0.1:1", 0, nil), "2026")
 	h := registrationapi.New(svc, page.Paginator{Codec: off.Cursor, Query: "registrations.search"}, off.Log, func(string) []gin.HandlerFunc { return nil })
 	gin.SetMode(gin.TestMode)
 	r := gin.New()

@@ -25,7 +25,7 @@ func Mount(ctx context.Context, cfg config.Serve, rt *service.Runtime) error {
 	if err != nil {
 		return err
 	}
-	users := usersapi.NewClient(cfg.UsersInternalURL, cfg.UsersTimeout)
+	users := usersapi.NewClient(cfg.UsersInternalURL, cfg.UsersTimeout, rt.Credentials)
 	svc := registration.NewService(registrationdb.New(rt.Pool), users, cfg.ConventionID)
 	registrationapi.New(svc, page.Paginator{Codec: deps.Cursor, Query: "registrations.search"}, rt.Log, deps.ProtectedAndLimited).
 		Register(rt.Server.Public, rt.Server.Internal)

@@ -9,9 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/eventreg/eventreg/libs/authapi"
 	"github.com/eventreg/eventreg/libs/service"
-	"github.com/eventreg/eventreg/services/users/internal/config"
 	"github.com/eventreg/eventreg/services/users/internal/password"
 	"github.com/eventreg/eventreg/services/users/internal/role"
 	"github.com/eventreg/eventreg/services/users/internal/role/roledb"
@@ -283,8 +281,8 @@ func roleRevokeCommand() *cobra.Command {
 		}
 		defer a.Close()
 		roles := role.NewService(roledb.New(a.pool), a.cfg.ConventionID)
-		if a.cfg.AuthInternalURL != "" {
-			roles.NotifyRevocations(authapi.NewClient(a.cfg.AuthInternalURL, config.AuthTimeout), slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil)))
+		if c := a.cfg.AuthClient(); c != nil {
+			roles.NotifyRevocations(c, slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil)))
 		} else {
 			fmt.Fprintln(cmd.ErrOrStderr(), "warning: AUTH_INTERNAL_URL is not set: apps keep what the role allowed until their next token refresh")
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/eventreg/eventreg/libs/authapi"
 	"github.com/eventreg/eventreg/libs/outbox/outboxtest"
 	"github.com/eventreg/eventreg/libs/pgdb"
+	"github.com/eventreg/eventreg/libs/servicetoken"
 	"github.com/eventreg/eventreg/libs/testkit"
 	"github.com/eventreg/eventreg/libs/tokentest"
 	"github.com/eventreg/eventreg/services/users/internal/cli"
@@ -28,8 +29,32 @@ import (
 func TestMain(m *testing.M) { testkit.Main(m) }
 
 // run executes `users args...` in-process with stdin and returns stdout.
+// internalAuth is the service-token key of the commands the tests run; the
+// auth doubles accept only calls signed with it.
+var internalAuth = servicetoken.Config{Key: "a-test-internal-auth-key-of-32-characters"}
+
+// authDouble answers handle only for calls carrying a service token for auth
+// signed with internalAuth, as auth's internal listener does; else 401.
+func authDouble(t *testing.T, handle http.HandlerFunc) *httptest.Server {
+	t.Helper()
+	v := servicetoken.NewVerifier(internalAuth, "auth")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if _, err := v.Verify(tok); !ok || err != nil {
+			w.Header().Set("WWW-Authenticate", "Bearer")
+			http.Error(w, "no service token", http.StatusUnauthorized)
+			return
+		}
+		handle(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
 func run(t *testing.T, stdin string, args ...string) (string, error) {
 	t.Helper()
+	// A secret: loading the configuration removes it from the environment.
+	t.Setenv("INTERNAL_AUTH_KEY", internalAuth.Key)
 	root := cli.Root()
 	var out, errOut bytes.Buffer
 	root.SetArgs(args)
@@ -204,7 +229,7 @@ func TestServe(t *testing.T) {
 	// auth's events endpoint: the serve process relays the import's events to it.
 	var mu sync.Mutex
 	var published []authapi.Event
-	auth := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	auth := authDouble(t, func(w http.ResponseWriter, r *http.Request) {
 		var batch authapi.EventBatch
 		if r.Method != http.MethodPost || r.URL.Path != authapi.PathEvents || json.NewDecoder(r.Body).Decode(&batch) != nil {
 			http.Error(w, "no", http.StatusBadRequest)
@@ -214,12 +239,13 @@ func TestServe(t *testing.T) {
 		published = append(published, batch.Events...)
 		mu.Unlock()
 		_ = json.NewEncoder(w).Encode(authapi.EventsAccepted{Accepted: len(batch.Events)})
-	}))
-	t.Cleanup(auth.Close)
+	})
 	pub, _ := testkit.FreePort()
 	internal, _ := testkit.FreePort()
+	ops, _ := testkit.FreePort()
 	for k, v := range map[string]string{
 		"PUBLIC_ADDR": fmt.Sprintf("127.0.0.1:%d", pub), "INTERNAL_ADDR": fmt.Sprintf("127.0.0.1:%d", internal),
+		"OPS_ADDR":    fmt.Sprintf("127.0.0.1:%d", ops),
 		"AUTH_ISSUER": "https://auth.test", "AUTH_JWKS_URL": tokens.JWKSURL, "CURSOR_KEY": strings.Repeat("k", 32),
 		"VOLUNTEERS_INTERNAL_URL": "http://127.0.0.1:1", "LOG_LEVEL": "error", "REDIS_URL": testkit.NewRedis(t),
 		"VOLUNTEERS_PUBLIC_URL": "http://127.0.0.1:1", "REGISTRATIONS_PUBLIC_URL": "http://127.0.0.1:1",
@@ -234,8 +260,10 @@ func TestServe(t *testing.T) {
 			t.Fatalf("got %v", err)
 		}
 	})
-	// CURSOR_KEY is a secret: loading the configuration removes it from the environment.
+	// CURSOR_KEY and INTERNAL_AUTH_KEY are secrets: loading the
+	// configuration removes them from the environment.
 	t.Setenv("CURSOR_KEY", strings.Repeat("k", 32))
+	t.Setenv("INTERNAL_AUTH_KEY", internalAuth.Key)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
@@ -243,7 +271,7 @@ func TestServe(t *testing.T) {
 		root.SetArgs([]string{"serve"})
 		done <- root.ExecuteContext(ctx)
 	}()
-	base := fmt.Sprintf("http://127.0.0.1:%d", internal)
+	base := fmt.Sprintf("http://127.0.0.1:%d", ops)
 	err := testkit.Poll(ctx, 20*time.Second, func(ctx context.Context) error {
 		resp, err := http.Get(base + "/readyz")
 		if err != nil {
@@ -276,12 +304,28 @@ func TestServe(t *testing.T) {
 		t.Fatalf("published %+v", published)
 	}
 	mu.Unlock()
-	resp, err := http.Post(base+"/internal/credentials/verify", "application/json", strings.NewReader(`{"username":"bob","password":"bob demo password 2026"}`))
-	if err != nil || resp.StatusCode != 200 {
-		t.Fatalf("verify through the served binary: %v %v", err, resp)
+	verify := func(token string) int {
+		req, _ := http.NewRequest(http.MethodPost, fmt.Sprintf("http://127.0.0.1:%d/internal/credentials/verify", internal),
+			strings.NewReader(`{"username":"bob","password":"bob demo password 2026"}`))
+		req.Header.Set("Content-Type", "application/json")
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
 	}
-	resp.Body.Close()
-	resp, err = http.Get(fmt.Sprintf("http://127.0.0.1:%d/api/v0/users/1001", pub))
+	token, _ := servicetoken.NewSigner(internalAuth, "auth").Token("users")
+	if st := verify(token); st != 200 {
+		t.Fatalf("verify through the served binary with a service token: %d", st)
+	}
+	if st := verify(""); st != 401 {
+		t.Fatalf("verify through the served binary without a service token: %d", st)
+	}
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/api/v0/users/1001", pub))
 	if err != nil || resp.StatusCode != 401 {
 		t.Fatalf("public route without a token: %v %v", err, resp)
 	}

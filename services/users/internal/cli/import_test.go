@@ -3,7 +3,6 @@ package cli_test
 import (
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -25,7 +24,7 @@ func TestImportTellsAuthOfNarrowedPermissions(t *testing.T) {
 	mustRun(t, "", "import", usertest.DemoPath(t))
 	var mu sync.Mutex
 	var told []string
-	auth := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	auth := authDouble(t, func(w http.ResponseWriter, r *http.Request) {
 		id, ok := strings.CutSuffix(strings.TrimPrefix(r.URL.Path, "/internal/users/"), "/permissions-changed")
 		if r.Method != http.MethodPost || !ok {
 			http.Error(w, "no", http.StatusNotFound)
@@ -35,8 +34,7 @@ func TestImportTellsAuthOfNarrowedPermissions(t *testing.T) {
 		told = append(told, id)
 		mu.Unlock()
 		_ = json.NewEncoder(w).Encode(authapi.UserChanged{Revoked: 1})
-	}))
-	t.Cleanup(auth.Close)
+	})
 	t.Setenv("AUTH_INTERNAL_URL", auth.URL)
 	take := func() []string {
 		mu.Lock()

@@ -6,10 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/eventreg/eventreg/libs/authapi"
 	"github.com/eventreg/eventreg/libs/fixture"
 	"github.com/eventreg/eventreg/libs/service"
-	"github.com/eventreg/eventreg/services/users/internal/config"
 	"github.com/eventreg/eventreg/services/users/internal/dataload"
 	"github.com/eventreg/eventreg/services/users/internal/dataload/loaddb"
 	"github.com/eventreg/eventreg/services/users/internal/password"
@@ -36,8 +34,8 @@ func importCommand() *cobra.Command {
 		// As after `roles revoke`: auth ends at once what users' lost
 		// permissions allowed their apps.
 		var notify role.Notifier
-		if a.cfg.AuthInternalURL != "" {
-			notify = authapi.NewClient(a.cfg.AuthInternalURL, config.AuthTimeout)
+		if c := a.cfg.AuthClient(); c != nil {
+			notify = c
 		}
 		log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
 		st, err := dataload.Import(cmd.Context(), loaddb.New(a.pool), doc, a.cfg.ConventionID, password.Default, notify, log)

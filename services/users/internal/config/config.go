@@ -8,8 +8,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/eventreg/eventreg/libs/authapi"
 	"github.com/eventreg/eventreg/libs/config"
 	"github.com/eventreg/eventreg/libs/service"
+	"github.com/eventreg/eventreg/libs/servicetoken"
 )
 
 // VolunteersTimeout bounds one call to the volunteers internal API, so the
@@ -79,10 +81,26 @@ type Admin struct {
 	// AUTH_INTERNAL_URL, when set, is told about roles taken from users (as
 	// serve does), and the admin commands' events wait for serve's relay.
 	service.AuthEvents
+	// InternalAuth signs those calls, as serve's (needed with AUTH_INTERNAL_URL).
+	InternalAuth servicetoken.Config
 }
 
 // Validate checks the rules the types cannot express.
-func (a *Admin) Validate() error { return a.AuthEvents.Validate() }
+func (a *Admin) Validate() error {
+	if err := a.AuthEvents.Validate(); err != nil || a.AuthInternalURL == "" {
+		return err
+	}
+	return a.InternalAuth.Validate()
+}
+
+// AuthClient is the client of auth's internal API the admin commands tell
+// about narrowed permissions, or nil without AUTH_INTERNAL_URL.
+func (a *Admin) AuthClient() *authapi.Client {
+	if a.AuthInternalURL == "" {
+		return nil
+	}
+	return authapi.NewClient(a.AuthInternalURL, AuthTimeout, servicetoken.NewSigner(a.InternalAuth, "users"))
+}
 
 // Load reads T from the environment.
 func Load[T any]() (T, error) { return config.Load[T]() }

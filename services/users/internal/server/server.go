@@ -42,7 +42,7 @@ func Mount(ctx context.Context, cfg config.Serve, rt *service.Runtime) error {
 	users := user.NewService(userdb.New(rt.Pool), cfg.ConventionID, passwords)
 	roles := role.NewService(roledb.New(rt.Pool), cfg.ConventionID)
 	if cfg.AuthInternalURL != "" {
-		roles.NotifyRevocations(authapi.NewClient(cfg.AuthInternalURL, config.AuthTimeout), rt.Log)
+		roles.NotifyRevocations(authapi.NewClient(cfg.AuthInternalURL, config.AuthTimeout, rt.Credentials), rt.Log)
 	} else {
 		rt.Log.Warn("AUTH_INTERNAL_URL is not set: apps keep what a revoked role allowed until their next token refresh")
 	}
@@ -64,7 +64,7 @@ func Mount(ctx context.Context, cfg config.Serve, rt *service.Runtime) error {
 		Log:        rt.Log,
 		Users:      users,
 		Roles:      roles,
-		Volunteers: volunteersapi.NewClient(cfg.VolunteersInternalURL, config.VolunteersTimeout),
+		Volunteers: volunteersapi.NewClient(cfg.VolunteersInternalURL, config.VolunteersTimeout, rt.Credentials),
 		Cursor:     deps.Cursor,
 		Protected:  deps.ProtectedAndLimited, // token, scope, then the per-client rate limit (RATE_LIMIT_*; fails open)
 		Metrics:    userapi.NewMetrics(rt.Server.Metrics),

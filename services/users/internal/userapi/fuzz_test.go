@@ -30,7 +30,7 @@ func FuzzSearchBody(f *testing.F) {
 		Log:        off.Log,
 		Users:      users,
 		Roles:      role.NewService(roledb.New(off.Pool), "2026"),
-		Volunteers: volunteersapi.NewClient("http://127.0.0.1:1", 0),
+		Volunteers: volunteersapi.NewClient("http://127.0.0.1:1", 0, nil),
 		Cursor:     off.Cursor,
 		Protected:  func(string) []gin.HandlerFunc { return nil },
 	}).Register(public, internal)

@@ -19,7 +19,9 @@ import (
 	"github.com/eventreg/eventreg/libs/httpserver"
 	"github.com/eventreg/eventreg/libs/pgdb"
 	"github.com/eventreg/eventreg/libs/ratelimit"
+	"github.com/eventreg/eventreg/libs/resourcetest"
 	"github.com/eventreg/eventreg/libs/service"
+	"github.com/eventreg/eventreg/libs/servicetoken"
 	"github.com/eventreg/eventreg/libs/testkit"
 	"github.com/eventreg/eventreg/libs/tokentest"
 	"github.com/eventreg/eventreg/libs/volunteersapi"
@@ -78,7 +80,8 @@ type env struct {
 	internal  string
 	validator *apispec.Validator
 	logs      *testkit.SyncBuffer
-	routes    []gin.RouteInfo // the public routes the service registered
+	routes    []gin.RouteInfo      // the public routes the service registered
+	peer      *servicetoken.Signer // signs as a peer service holding the key
 }
 
 type envOptions struct {
@@ -125,10 +128,10 @@ func newEnv(t *testing.T, opts envOptions) *env {
 	}
 	cfg := config.Serve{
 		Base: service.Base{DatabaseURL: dsn, LogLevel: "info", Config: httpserver.Config{
-			PublicAddr: "127.0.0.1:0", InternalAddr: "127.0.0.1:0", BodyLimit: 1 << 20,
+			PublicAddr: "127.0.0.1:0", InternalAddr: "127.0.0.1:0", OpsAddr: "127.0.0.1:0", BodyLimit: 1 << 20,
 			ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second,
 			IdleTimeout: 30 * time.Second, ShutdownTimeout: 5 * time.Second, RequestTimeout: opts.requestTimeout,
-			TrustedProxies: []string{"127.0.0.1/32"}}},
+			TrustedProxies: []string{"127.0.0.1/32"}}, InternalAuth: resourcetest.InternalAuth},
 		Resource: service.Resource{AuthIssuer: tokentest.Issuer, AuthJWKSURL: e.keys.srv.JWKSURL, TokenAudience: tokentest.Audience,
 			TokenLeeway: 5 * time.Second, JWKSRefresh: 5 * time.Minute, RevocationPoll: time.Second,
 			CursorKey: "a-cursor-key-of-at-least-32-bytes-long", ConventionID: usertest.ConventionID,
@@ -164,6 +167,7 @@ func newEnv(t *testing.T, opts envOptions) *env {
 		}
 	})
 	e.public, e.internal = "http://"+rt.Server.PublicAddr(), "http://"+rt.Server.InternalAddr()
+	e.peer = servicetoken.NewSigner(resourcetest.InternalAuth, "auth")
 	e.routes = rt.Server.Public.Routes()
 	if e.validator, err = apispec.NewValidator(); err != nil {
 		t.Fatal(err)
@@ -208,10 +212,21 @@ func (e *env) call(t *testing.T, method, path, token, body string) response {
 	return e.send(t, e.public, true, method, path, token, body, nil)
 }
 
-// callInternal sends a request to the internal listener (not in the document).
+// callInternal sends a request to the internal listener (not in the
+// document) with a service token, as auth would.
 func (e *env) callInternal(t *testing.T, method, path, body string) response {
 	t.Helper()
-	return e.send(t, e.internal, false, method, path, "", body, nil)
+	return e.send(t, e.internal, false, method, path, e.serviceToken(t), body, nil)
+}
+
+// serviceToken is a token for users from a peer holding the deployment's key.
+func (e *env) serviceToken(t *testing.T) string {
+	t.Helper()
+	tok, err := e.peer.Token("users")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
 }
 
 func (e *env) send(t *testing.T, base string, validate bool, method, path, token, body string, header http.Header) response {

@@ -363,7 +363,7 @@ func TestInternalAPI(t *testing.T) {
 		expectError(t, e.callInternal(t, "GET", "/internal/users/abc/permissions", ""), 400, "validation", "")
 	})
 	t.Run("the client reads this service's verdicts as verdicts (they carry its mark)", func(t *testing.T) {
-		c := usersapi.NewClient(e.internal, 5*time.Second)
+		c := usersapi.NewClient(e.internal, 5*time.Second, e.peer)
 		ctx := context.Background()
 		if _, err := c.Verify(ctx, "alice", "wrong horse battery staple"); !errors.Is(err, usersapi.ErrBadCredentials) {
 			t.Errorf("wrong password: %v", err)
@@ -478,10 +478,14 @@ func TestLoginFloodQueuesThen503(t *testing.T) {
 	var mu sync.Mutex
 	counts := map[int]int{}
 	var problems []string
+	token := e.serviceToken(t)
 	for range n {
 		wg.Go(func() {
-			resp, err := http.Post(e.internal+"/internal/credentials/verify", "application/json",
+			req, _ := http.NewRequest(http.MethodPost, e.internal+"/internal/credentials/verify",
 				strings.NewReader(`{"username": "alice", "password": "correct horse battery staple"}`))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Authorization", "Bearer "+token)
+			resp, err := http.DefaultClient.Do(req)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {

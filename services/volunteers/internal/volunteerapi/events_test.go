@@ -34,7 +34,7 @@ func TestEvents(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	ctx := context.Background()
 	token := e.Tokens.Service(t, "volunteer:read")
-	render := volunteerapi.RenderEvents(usersapi.NewClient(e.Users.URL, 2*time.Second))
+	render := volunteerapi.RenderEvents(usersapi.NewClient(e.Users.URL, 2*time.Second, nil))
 
 	// expect checks the waiting events against want ("type resource"), each
 	// payload against the record as the store reads it and each rendering

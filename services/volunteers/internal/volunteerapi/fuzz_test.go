@@ -17,7 +17,7 @@ import (
 // with the database offline (resourcetest.FuzzSearchBody).
 func FuzzSearchBody(f *testing.F) {
 	off := resourcetest.NewOffline(f)
-	svc := volunteer.NewService(volunteerdb.New(off.Pool), usersapi.NewClient("http://127.0.0.1:1", 0), "2026")
+	svc := volunteer.NewService(volunteerdb.New(off.Pool), usersapi.NewClient("http://127.0.0.1:1", 0, nil), "2026")
 	h := volunteerapi.New(svc, page.Paginator{Codec: off.Cursor, Query: "volunteers.search"}, off.Log, func(string) []gin.HandlerFunc { return nil })
 	gin.SetMode(gin.TestMode)
 	r := gin.New()

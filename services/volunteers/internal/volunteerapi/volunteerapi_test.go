@@ -206,7 +206,7 @@ func TestVolunteerStatusForTheUsersService(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	e.load(t, convention, demoDepartments, carol(), bob())
 	e.load(t, "2025", nil, fixture.Volunteer{UserID: 1004})
-	client := volunteersapi.NewClient(e.Internal, time.Second)
+	client := volunteersapi.NewClient(e.Internal, time.Second, e.Credentials)
 	cases := []struct {
 		name string
 		user int64
@@ -252,15 +252,37 @@ func TestVolunteerStatusForTheUsersService(t *testing.T) {
 		}
 		t.Logf("%d concurrent lookups took %d queries", rounds*len(cases), queries)
 	})
-	t.Run("an id that is not a number is 400", func(t *testing.T) {
-		resp, err := http.Get(e.Internal + "/internal/users/abc/volunteer-status")
+	internalGet := func(t *testing.T, path, token string) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, e.Internal+path, nil)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
+		return resp
+	}
+	t.Run("an id that is not a number is 400", func(t *testing.T) {
+		tok, _ := e.Credentials.Token("volunteers")
+		resp := internalGet(t, "/internal/users/abc/volunteer-status", tok)
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		if resp.StatusCode != 400 || !strings.Contains(string(body), `"validation"`) {
 			t.Fatalf("%d %s", resp.StatusCode, body)
+		}
+	})
+	t.Run("a peer without a service token for volunteers is refused", func(t *testing.T) {
+		forUsers, _ := e.Credentials.Token("users")
+		expired, _ := e.Credentials.TokenAt("volunteers", time.Now().Add(-time.Hour))
+		for name, tok := range map[string]string{"no token": "", "a token for users": forUsers, "an expired token": expired} {
+			resp := internalGet(t, "/internal/users/1003/volunteer-status", tok)
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 401 || !strings.Contains(string(body), `{"errors":{"authentication":{"code":200`) {
+				t.Errorf("%s: %d %s", name, resp.StatusCode, body)
+			}
 		}
 	})
 	t.Run("the internal route is not on the public listener", func(t *testing.T) {
@@ -380,7 +402,7 @@ func TestUsersServiceDown(t *testing.T) {
 	}
 	e.CheckUsersOutages(t, check)
 	t.Run("the internal status does not need the users service", func(t *testing.T) {
-		st, err := volunteersapi.NewClient(e.Internal, time.Second).Status(t.Context(), 1003)
+		st, err := volunteersapi.NewClient(e.Internal, time.Second, e.Credentials).Status(t.Context(), 1003)
 		if err != nil || !st.IsVolunteer {
 			t.Fatalf("%+v %v", st, err)
 		}
