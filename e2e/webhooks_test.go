@@ -55,7 +55,7 @@ func TestWebhooks(t *testing.T) {
 	tokens := map[string]string{trackerID: trackerTok, boardID: boardTok}
 
 	nonRegistration := []string{"volunteer-submitted", "volunteer-updated", "volunteer-assigned", "volunteer-unassigned", "volunteer-deleted", "user-updated"}
-	var trackerSub string
+	var trackerSub, boardSub string
 
 	t.Run("subscriptions follow the app's scopes and refuse unsafe targets", func(t *testing.T) {
 		r := subscribe(t, s, trackerTok, recv.URL(trackerID), append(nonRegistration, "registration-updated"))
@@ -76,7 +76,7 @@ func TestWebhooks(t *testing.T) {
 		if r.status != http.StatusCreated {
 			t.Fatalf("board: %d %s", r.status, r.body)
 		}
-		boardSub := jsonField(t, r.body, "id")
+		boardSub = jsonField(t, r.body, "id")
 		if r := mustSend(t, s, http.MethodGet, "/api/v0/webhooks/"+boardSub, trackerTok, "", ""); r.status != http.StatusNotFound {
 			t.Errorf("another app's subscription: %d %s", r.status, r.body)
 		}
@@ -88,9 +88,25 @@ func TestWebhooks(t *testing.T) {
 			t.Errorf("a token without webhook:manage: %d %s", r.status, r.body)
 		}
 	})
-	if trackerSub == "" {
+	if trackerSub == "" || boardSub == "" {
 		t.FailNow()
 	}
+
+	t.Run("an operator's disable sticks until an operator lifts it", func(t *testing.T) {
+		s.Command(t, "auth", "webhooks", "disable", boardSub)
+		r := mustSend(t, s, http.MethodPatch, "/api/v0/webhooks/"+boardSub, boardTok, "application/json", `{"state":"active"}`)
+		if r.status != http.StatusForbidden || !strings.Contains(r.body, `"access"`) {
+			t.Errorf("the app enabling what an operator disabled: %d %s", r.status, r.body)
+		}
+		if r := mustSend(t, s, http.MethodGet, "/api/v0/webhooks/"+boardSub, boardTok, "", ""); !strings.Contains(r.body, `"state":"disabled"`) ||
+			!strings.Contains(r.body, `"disabledBy":"operator"`) {
+			t.Errorf("after the app's PATCH: %d %s", r.status, r.body)
+		}
+		s.Command(t, "auth", "webhooks", "enable", boardSub)
+		if r := mustSend(t, s, http.MethodGet, "/api/v0/webhooks/"+boardSub, boardTok, "", ""); !strings.Contains(r.body, `"state":"active"`) {
+			t.Fatalf("after the operator enabled it: %d %s", r.status, r.body)
+		}
+	})
 
 	t.Run("each change reaches each subscribed app once, rendered as the read API renders it", func(t *testing.T) {
 		// Through the API and the admin CLI: role memberships.

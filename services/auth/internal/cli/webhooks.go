@@ -50,6 +50,7 @@ type subscriptionOut struct {
 	Description    string    `json:"description"`
 	State          string    `json:"state"`
 	DisabledReason string    `json:"disabled_reason,omitempty"`
+	DisabledBy     string    `json:"disabled_by,omitempty"`
 	FailingSince   time.Time `json:"failing_since,omitzero"`
 	CreatedAt      time.Time `json:"created_at"`
 	UpdatedAt      time.Time `json:"updated_at"`
@@ -57,7 +58,7 @@ type subscriptionOut struct {
 
 func subscriptionJSON(s webhook.Subscription) subscriptionOut {
 	return subscriptionOut{ID: s.ID, ClientID: s.ClientID, URL: s.URL, Events: s.Events, Description: s.Description, State: string(s.State),
-		DisabledReason: s.DisabledReason, FailingSince: s.FailingSince.UTC(), CreatedAt: s.CreatedAt.UTC(), UpdatedAt: s.UpdatedAt.UTC()}
+		DisabledReason: s.DisabledReason, DisabledBy: string(s.DisabledBy), FailingSince: s.FailingSince.UTC(), CreatedAt: s.CreatedAt.UTC(), UpdatedAt: s.UpdatedAt.UTC()}
 }
 
 // deliveryOut is a delivery as the commands print it.
@@ -208,15 +209,15 @@ func webhooksRemoveCommand() *cobra.Command {
 
 // webhooksStateCommand is enable (to active) or disable (to disabled).
 func webhooksStateCommand(use string, to webhook.State) *cobra.Command {
-	short := "Resume a disabled webhook subscription: its pending deliveries are due at once"
+	short := "Resume a disabled webhook subscription (whoever disabled it): its pending deliveries are due at once"
 	if to == webhook.StateDisabled {
-		short = "Pause a webhook subscription: its deliveries wait until it is enabled"
+		short = "Pause a webhook subscription until an operator enables it (its app cannot): its deliveries wait"
 	}
 	cmd := &cobra.Command{Use: use + " ID", Short: short, Args: cobra.ExactArgs(1)}
 	out := service.AddOutputFlag(cmd)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		return withWebhooks(cmd.Context(), func(s *webhook.Service) error {
-			sub, err := s.Update(cmd.Context(), webhook.Operator, args[0], webhook.Change{State: &to, Reason: webhook.ReasonOperator})
+			sub, err := s.Update(cmd.Context(), webhook.Operator, args[0], webhook.Change{State: &to})
 			if err != nil {
 				return webhookError(args[0], err)
 			}

@@ -118,7 +118,8 @@ func TestDisableAfterFailingTooLong(t *testing.T) {
 	}
 	e.eventually(5*time.Second, "the subscription disabled", func() bool { return e.subscription(sub.ID).State == webhook.StateDisabled })
 	s := e.subscription(sub.ID)
-	if !strings.HasPrefix(s.DisabledReason, "no successful delivery since 20") || !strings.HasSuffix(s.DisabledReason, "; last: HTTP 503") || s.FailingSince.IsZero() {
+	if !strings.HasPrefix(s.DisabledReason, "no successful delivery since 20") || !strings.HasSuffix(s.DisabledReason, "; last: HTTP 503") || s.FailingSince.IsZero() ||
+		s.DisabledBy != webhook.ByFailures {
 		t.Fatalf("%+v", s)
 	}
 	t.Run("a disabled subscription gets no attempts", func(t *testing.T) {

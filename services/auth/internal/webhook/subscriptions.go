@@ -85,7 +85,9 @@ func (s *Service) Get(ctx context.Context, owner int64, id string) (Subscription
 }
 
 // Update applies ch to subscription id of owner. A new URL is checked
-// against the target policy, new events against the app's scopes.
+// against the target policy, new events against the app's scopes. Who
+// changes it is owner: an operator's disable sticks until an operator
+// enables the subscription (an app gets ErrOperatorDisabled).
 func (s *Service) Update(ctx context.Context, owner int64, id string, ch Change) (Subscription, error) {
 	sub, err := s.Get(ctx, owner, id)
 	if err != nil {
@@ -112,8 +114,9 @@ func (s *Service) Update(ctx context.Context, owner int64, id string, ch Change)
 			return Subscription{}, err
 		}
 	}
-	if ch.State != nil && *ch.State == StateDisabled && ch.Reason == "" {
-		ch.Reason = ReasonApp
+	ch.By, ch.Reason = ByApp, ReasonApp
+	if owner == Operator {
+		ch.By, ch.Reason = ByOperator, ReasonOperator
 	}
 	return s.store.UpdateSubscription(ctx, sub.ID, ch)
 }

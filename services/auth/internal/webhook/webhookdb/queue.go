@@ -139,6 +139,8 @@ func (s *Store) Failed(ctx context.Context, c webhook.Claim, f webhook.Failure) 
 				disabled_reason = CASE WHEN state = 'active' AND now() - failing_since > $2::bigint * interval '1 microsecond'
 					THEN 'no successful delivery since ' || to_char(failing_since AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') || '; last: ' || $3
 					ELSE disabled_reason END,
+				disabled_by = CASE WHEN state = 'active' AND now() - failing_since > $2::bigint * interval '1 microsecond'
+					THEN 'failures' ELSE disabled_by END,
 				updated_at = CASE WHEN state = 'active' AND now() - failing_since > $2::bigint * interval '1 microsecond'
 					THEN now() ELSE updated_at END
 			WHERE id = $1`, c.SubscriptionID, f.DisableAfter.Microseconds(), f.Problem); err != nil {
