@@ -206,7 +206,10 @@ func TestHangingEndpointDoesNotDelayAnother(t *testing.T) {
 	e.subscribe(tracker, hanging.URL, authapi.EventUserUpdated)
 	e.subscribe(tracker, fine.URL, authapi.EventUserUpdated)
 	cfg := fast()
-	cfg.Timeout, cfg.Lease = 5*time.Second, 10*time.Second
+	// Both endpoints are one app's: its share of the workers must exceed
+	// the hanging endpoint's limit (TestOneAppCannotHoldEveryWorker proves
+	// the share).
+	cfg.Timeout, cfg.Lease, cfg.AppConcurrency = 5*time.Second, 10*time.Second, 8
 	e.run(cfg)
 	start := time.Now()
 	for i := range 10 {

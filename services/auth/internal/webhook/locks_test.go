@@ -37,7 +37,7 @@ func TestOutcomesLockTheSubscriptionBeforeTheDelivery(t *testing.T) {
 				t.Fatal(err)
 			}
 			e.publish(event(authapi.EventUserUpdated, "user:"+o.name, `{}`))
-			claims, err := e.store.Claim(ctx, 10, 10, time.Minute)
+			claims, err := e.store.Claim(ctx, 10, 10, 100, time.Minute)
 			if err != nil || len(claims) != 1 {
 				t.Fatalf("claim: %v, %d claims", err, len(claims))
 			}
