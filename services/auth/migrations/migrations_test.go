@@ -114,7 +114,7 @@ func TestWebhooksMigration(t *testing.T) {
 		}
 		return n
 	}
-	if tables() != 3 {
+	if tables() != 4 { // 0004's three and 0005's webhook_private_apps
 		t.Fatalf("%d webhook tables after up", tables())
 	}
 	t.Run("down drops the webhook tables and nothing else", func(t *testing.T) {
@@ -133,7 +133,7 @@ func TestWebhooksMigration(t *testing.T) {
 		}
 	})
 	t.Run("up again", func(t *testing.T) {
-		if err := Set().Up(dsn); err != nil || tables() != 3 {
+		if err := Set().Up(dsn); err != nil || tables() != 4 {
 			t.Fatalf("%v", err)
 		}
 	})
@@ -191,6 +191,10 @@ func TestWebhookOperatorControlsMigration(t *testing.T) {
 		if err := pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM information_schema.columns WHERE table_name = 'webhook_subscriptions' AND column_name = 'disabled_by'),
 			(SELECT count(*) FROM webhook_subscriptions)`).Scan(&cols, &subs); err != nil || cols != 0 || subs != 4 {
 			t.Fatalf("%d columns, %d subscriptions (%v)", cols, subs, err)
+		}
+		var private int
+		if err := pool.QueryRow(ctx, `SELECT count(*) FROM information_schema.tables WHERE table_name = 'webhook_private_apps'`).Scan(&private); err != nil || private != 0 {
+			t.Fatalf("webhook_private_apps: %d (%v)", private, err)
 		}
 	})
 }

@@ -108,7 +108,61 @@ func webhooksCommand() *cobra.Command {
 	cmd := &cobra.Command{Use: "webhooks", Short: "List and manage apps' webhook subscriptions and deliveries"}
 	cmd.AddCommand(webhooksListCommand(), webhooksAddCommand(), webhooksRemoveCommand(),
 		webhooksStateCommand("enable", webhook.StateActive), webhooksStateCommand("disable", webhook.StateDisabled),
-		webhooksDeliveriesCommand(), webhooksReplayCommand())
+		webhooksDeliveriesCommand(), webhooksReplayCommand(),
+		webhooksPrivateCommand("allow-private", true), webhooksPrivateCommand("deny-private", false), webhooksPrivateAppsCommand())
+	return cmd
+}
+
+// webhooksPrivateCommand is allow-private (allowed) or deny-private.
+func webhooksPrivateCommand(use string, allowed bool) *cobra.Command {
+	short := "Let a client's (app's) subscriptions reach targets inside WEBHOOK_ALLOWED_NETWORKS (an app running beside eventreg)"
+	if !allowed {
+		short = "No longer let a client's subscriptions reach targets inside WEBHOOK_ALLOWED_NETWORKS (refused from their next connection)"
+	}
+	cmd := &cobra.Command{Use: use, Short: short, Args: cobra.NoArgs}
+	clientFlag := cmd.Flags().String("client", "", "the client (app) (required)")
+	out := service.AddOutputFlag(cmd)
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		id, err := parseID(*clientFlag)
+		if err != nil {
+			return err
+		}
+		return withWebhooks(cmd.Context(), func(s *webhook.Service) error {
+			if err := s.AllowPrivate(cmd.Context(), id, allowed); err != nil {
+				return webhookError("", err)
+			}
+			if out.JSON() {
+				return service.PrintJSON(cmd.OutOrStdout(), map[string]any{"client_id": id, "private_targets": allowed})
+			}
+			if allowed {
+				fmt.Fprintf(cmd.OutOrStdout(), "client %d may subscribe to targets inside WEBHOOK_ALLOWED_NETWORKS\n", id)
+			} else {
+				fmt.Fprintf(cmd.OutOrStdout(), "client %d reaches public addresses only\n", id)
+			}
+			return nil
+		})
+	}
+	return cmd
+}
+
+func webhooksPrivateAppsCommand() *cobra.Command {
+	cmd := &cobra.Command{Use: "private-apps", Short: "List the clients allowed targets inside WEBHOOK_ALLOWED_NETWORKS", Args: cobra.NoArgs}
+	out := service.AddOutputFlag(cmd)
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		return withWebhooks(cmd.Context(), func(s *webhook.Service) error {
+			ids, err := s.PrivateApps(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if out.JSON() {
+				return service.PrintJSON(cmd.OutOrStdout(), append([]int64{}, ids...))
+			}
+			for _, id := range ids {
+				fmt.Fprintln(cmd.OutOrStdout(), id)
+			}
+			return nil
+		})
+	}
 	return cmd
 }
 

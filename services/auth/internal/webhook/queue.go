@@ -48,12 +48,15 @@ type Claim struct {
 	// Subscribed is the subscription's event list now.
 	Subscribed []string
 	// AppScopes are the app's scopes now.
-	AppScopes   []string
-	EventID     string
-	EventType   string
-	Body        []byte
-	OccurredAt  time.Time
-	TraceParent string
+	AppScopes []string
+	// PrivateTargets: an operator allows the app targets inside
+	// WEBHOOK_ALLOWED_NETWORKS, now.
+	PrivateTargets bool
+	EventID        string
+	EventType      string
+	Body           []byte
+	OccurredAt     time.Time
+	TraceParent    string
 	// Attempts made before this one.
 	Attempts int
 }

@@ -172,6 +172,14 @@ type Store interface {
 	Replay(ctx context.Context, subscriptionID, deliveryID string) (Delivery, error)
 	// ReplayDead does Replay for every dead delivery of a subscription.
 	ReplayDead(ctx context.Context, subscriptionID string) (int, error)
+	// PrivateTargets reports whether an operator allows app clientID
+	// targets inside the allowed networks.
+	PrivateTargets(ctx context.Context, clientID int64) (bool, error)
+	// SetPrivateTargets allows app clientID targets inside the allowed
+	// networks, or no longer (ErrAppNotFound).
+	SetPrivateTargets(ctx context.Context, clientID int64, allowed bool) error
+	// PrivateApps returns the apps allowed private targets, by id.
+	PrivateApps(ctx context.Context) ([]int64, error)
 	// Ingest stores the events not seen before (by id) in order, and for
 	// each a delivery to every subscription listing its type whose app holds
 	// scopes[type], in one transaction. It returns the new events' types.

@@ -179,6 +179,52 @@ func (s *Store) DeleteSubscription(ctx context.Context, id string) error {
 	return nil
 }
 
+// PrivateTargets reports whether an operator allows the app targets
+// inside the allowed networks.
+func (s *Store) PrivateTargets(ctx context.Context, clientID int64) (bool, error) {
+	var allowed bool
+	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM webhook_private_apps WHERE client_id = $1)`, clientID).Scan(&allowed)
+	if err != nil {
+		return false, fmt.Errorf("reading whether app %d may reach private targets: %w", clientID, err)
+	}
+	return allowed, nil
+}
+
+// SetPrivateTargets allows the app private targets, or no longer.
+func (s *Store) SetPrivateTargets(ctx context.Context, clientID int64, allowed bool) error {
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var one int
+		err := tx.QueryRow(ctx, `SELECT 1 FROM clients WHERE id = $1 FOR KEY SHARE`, clientID).Scan(&one)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return webhook.ErrAppNotFound
+		}
+		if err != nil {
+			return fmt.Errorf("reading app %d: %w", clientID, err)
+		}
+		q := `DELETE FROM webhook_private_apps WHERE client_id = $1`
+		if allowed {
+			q = `INSERT INTO webhook_private_apps (client_id) VALUES ($1) ON CONFLICT (client_id) DO NOTHING`
+		}
+		if _, err := tx.Exec(ctx, q, clientID); err != nil {
+			return fmt.Errorf("setting whether app %d may reach private targets: %w", clientID, err)
+		}
+		return nil
+	})
+}
+
+// PrivateApps returns the apps allowed private targets.
+func (s *Store) PrivateApps(ctx context.Context) ([]int64, error) {
+	rows, err := s.pool.Query(ctx, `SELECT client_id FROM webhook_private_apps ORDER BY client_id`)
+	if err != nil {
+		return nil, fmt.Errorf("listing the apps allowed private targets: %w", err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return nil, fmt.Errorf("reading the apps allowed private targets: %w", err)
+	}
+	return ids, nil
+}
+
 func notify(ctx context.Context, tx pgx.Tx) error {
 	if _, err := tx.Exec(ctx, `SELECT pg_notify($1, '')`, channel); err != nil {
 		return fmt.Errorf("notifying dispatchers: %w", err)
