@@ -201,14 +201,16 @@ const expiredReason = "not sent: the subscription was disabled until the retry w
 // ExpireDisabled gives up the pending deliveries of disabled subscriptions
 // whose retry window began before before, unless one is in flight. The
 // subscriptions are locked first, as every transaction touching a
-// subscription and its deliveries does: an enable racing it either waits
-// or is waited for.
+// subscription and its deliveries does: an enable (FOR UPDATE) racing it
+// either waits or is waited for. FOR KEY SHARE, as Delivered takes: an
+// outcome recorded meanwhile may still update the subscription's failure
+// record after its delivery without waiting on this in a circle.
 func (s *Store) ExpireDisabled(ctx context.Context, before time.Time) (int64, error) {
 	var n int64
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		rows, err := tx.Query(ctx, `SELECT s.id FROM webhook_subscriptions s WHERE s.state = 'disabled'
 			AND EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.subscription_id = s.id AND d.state = 'pending' AND d.retry_from < $1)
-			ORDER BY s.id FOR SHARE OF s`, before)
+			ORDER BY s.id FOR KEY SHARE OF s`, before)
 		if err != nil {
 			return fmt.Errorf("locking the disabled subscriptions: %w", err)
 		}
