@@ -127,6 +127,10 @@ func (r *webhookReceiver) serve(w http.ResponseWriter, req *http.Request) {
 		r.mu.Unlock()
 	}
 	w.WriteHeader(status)
+	if status/100 != 2 {
+		// what an internal service might answer: never shown to the app
+		_, _ = w.Write([]byte("receiver-internal: down for maintenance"))
+	}
 }
 
 // webhookClaims are the claims the receiver checks.

@@ -55,7 +55,7 @@ func TestWebhooks(t *testing.T) {
 	tokens := map[string]string{trackerID: trackerTok, boardID: boardTok}
 
 	nonRegistration := []string{"volunteer-submitted", "volunteer-updated", "volunteer-assigned", "volunteer-unassigned", "volunteer-deleted", "user-updated"}
-	var trackerSub string
+	var trackerSub, boardSub string
 
 	t.Run("subscriptions follow the app's scopes and refuse unsafe targets", func(t *testing.T) {
 		r := subscribe(t, s, trackerTok, recv.URL(trackerID), append(nonRegistration, "registration-updated"))
@@ -63,20 +63,27 @@ func TestWebhooks(t *testing.T) {
 			t.Fatalf("tracker: %d %s", r.status, r.body)
 		}
 		trackerSub = jsonField(t, r.body, "id")
-		if r := subscribe(t, s, boardTok, recv.URL(boardID), append(nonRegistration, "registration-updated")); r.status != http.StatusForbidden ||
-			!strings.Contains(r.body, "registration:read") {
-			t.Errorf("an app without registration:read subscribing to registration events: %d %s", r.status, r.body)
-		}
 		for _, target := range []string{"http://10.1.2.3/hook", "http://169.254.169.254/latest/meta-data", "http://[::1]:9/x", "ftp://example.org/x"} {
 			if r := subscribe(t, s, boardTok, target, nonRegistration); r.status != http.StatusBadRequest {
 				t.Errorf("target %s: %d %s", target, r.status, r.body)
 			}
 		}
+		// The receiver is on 127.0.0.1, inside WEBHOOK_ALLOWED_NETWORKS, but
+		// an app reaches it only once an operator allowed it private targets
+		// (the tracker is, by the demo fixture).
+		if r := subscribe(t, s, boardTok, recv.URL(boardID), nonRegistration); r.status != http.StatusBadRequest || !strings.Contains(r.body, `"url"`) {
+			t.Errorf("an app not allowed private targets subscribing to one: %d %s", r.status, r.body)
+		}
+		s.Command(t, "auth", "webhooks", "allow-private", "--client", boardID)
+		if r := subscribe(t, s, boardTok, recv.URL(boardID), append(nonRegistration, "registration-updated")); r.status != http.StatusForbidden ||
+			!strings.Contains(r.body, "registration:read") {
+			t.Errorf("an app without registration:read subscribing to registration events: %d %s", r.status, r.body)
+		}
 		r = subscribe(t, s, boardTok, recv.URL(boardID), nonRegistration)
 		if r.status != http.StatusCreated {
 			t.Fatalf("board: %d %s", r.status, r.body)
 		}
-		boardSub := jsonField(t, r.body, "id")
+		boardSub = jsonField(t, r.body, "id")
 		if r := mustSend(t, s, http.MethodGet, "/api/v0/webhooks/"+boardSub, trackerTok, "", ""); r.status != http.StatusNotFound {
 			t.Errorf("another app's subscription: %d %s", r.status, r.body)
 		}
@@ -88,9 +95,25 @@ func TestWebhooks(t *testing.T) {
 			t.Errorf("a token without webhook:manage: %d %s", r.status, r.body)
 		}
 	})
-	if trackerSub == "" {
+	if trackerSub == "" || boardSub == "" {
 		t.FailNow()
 	}
+
+	t.Run("an operator's disable sticks until an operator lifts it", func(t *testing.T) {
+		s.Command(t, "auth", "webhooks", "disable", boardSub)
+		r := mustSend(t, s, http.MethodPatch, "/api/v0/webhooks/"+boardSub, boardTok, "application/json", `{"state":"active"}`)
+		if r.status != http.StatusForbidden || !strings.Contains(r.body, `"access"`) {
+			t.Errorf("the app enabling what an operator disabled: %d %s", r.status, r.body)
+		}
+		if r := mustSend(t, s, http.MethodGet, "/api/v0/webhooks/"+boardSub, boardTok, "", ""); !strings.Contains(r.body, `"state":"disabled"`) ||
+			!strings.Contains(r.body, `"disabledBy":"operator"`) {
+			t.Errorf("after the app's PATCH: %d %s", r.status, r.body)
+		}
+		s.Command(t, "auth", "webhooks", "enable", boardSub)
+		if r := mustSend(t, s, http.MethodGet, "/api/v0/webhooks/"+boardSub, boardTok, "", ""); !strings.Contains(r.body, `"state":"active"`) {
+			t.Fatalf("after the operator enabled it: %d %s", r.status, r.body)
+		}
+	})
 
 	t.Run("each change reaches each subscribed app once, rendered as the read API renders it", func(t *testing.T) {
 		// Through the API and the admin CLI: role memberships.
@@ -146,11 +169,15 @@ func TestWebhooks(t *testing.T) {
 				volunteerRecord(1003, [][2]any{{10, []string{"experience", "assignment"}}, {11, []string{"interest"}}}, hours)}})
 			importFixture(t, s, "registrations", map[string]any{"registrations": []any{registrationRecord(1002, fmt.Sprintf("Bobby %d", hours))}})
 		}
-		// The tracker's deliveries are failing and being retried.
+		// The tracker's deliveries are failing and being retried; the
+		// receiver is a private target, so nothing of its answer is shown.
 		eventually(t, 30*time.Second, "failed attempts recorded", func() error {
 			r := mustSend(t, s, http.MethodGet, "/api/v0/webhooks/"+trackerSub+"/deliveries?state=pending", trackerTok, "", "")
 			if r.status != http.StatusOK || !strings.Contains(r.body, `"lastStatus":503`) {
 				return fmt.Errorf("%d %.300s", r.status, r.body)
+			}
+			if strings.Contains(r.body, "receiver-internal") || !strings.Contains(r.body, `"lastError":"HTTP 503"`) {
+				t.Fatalf("a private target's answer shown to the app: %.500s", r.body)
 			}
 			return nil
 		})

@@ -238,7 +238,8 @@ Sign in as a user (browser):
 	fmt.Println("\nPress Ctrl-C to stop.")
 }
 
-// devEnv is the local system's extra environment: webhooks may reach a
+// devEnv is the local system's extra environment: webhooks of the apps
+// allowed private targets (the demo fixture allows 501) may reach a
 // receiver on this machine (WEBHOOK_ALLOWED_NETWORKS, unless set), and
 // REDIS_CLUSTER passes on to every service, so that
 // `REDIS_URL=redis://seed:6379?addr=… REDIS_CLUSTER=true make run` runs the

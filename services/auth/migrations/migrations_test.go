@@ -8,6 +8,8 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/jackc/pgx/v5"
+
 	libmigrations "github.com/eventreg/eventreg/libs/migrations"
 	"github.com/eventreg/eventreg/libs/pgdb"
 	"github.com/eventreg/eventreg/libs/testkit"
@@ -112,7 +114,7 @@ func TestWebhooksMigration(t *testing.T) {
 		}
 		return n
 	}
-	if tables() != 3 {
+	if tables() != 4 { // 0004's three and 0005's webhook_private_apps
 		t.Fatalf("%d webhook tables after up", tables())
 	}
 	t.Run("down drops the webhook tables and nothing else", func(t *testing.T) {
@@ -122,7 +124,7 @@ func TestWebhooksMigration(t *testing.T) {
 		if _, err := pool.Exec(ctx, `INSERT INTO webhook_subscriptions (id, client_id, url, events) VALUES (gen_random_uuid(), 1, 'https://a.example/', '{user-updated}')`); err != nil {
 			t.Fatal(err)
 		}
-		if err := Set().Down(dsn); err != nil {
+		if err := Set().UpTo(dsn, 3); err != nil {
 			t.Fatal(err)
 		}
 		var clients int
@@ -131,8 +133,68 @@ func TestWebhooksMigration(t *testing.T) {
 		}
 	})
 	t.Run("up again", func(t *testing.T) {
-		if err := Set().Up(dsn); err != nil || tables() != 3 {
+		if err := Set().Up(dsn); err != nil || tables() != 4 {
 			t.Fatalf("%v", err)
+		}
+	})
+}
+
+func TestWebhookOperatorControlsMigration(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration: needs PostgreSQL")
+	}
+	ctx := context.Background()
+	dsn := testkit.NewDatabase(t)
+	if err := before(t, 5).Up(dsn); err != nil {
+		t.Fatal(err)
+	}
+	pool, err := pgdb.Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	if _, err := pool.Exec(ctx, `INSERT INTO clients (id, name, kind, secret_hash) VALUES (1, 'app', 'service', '\x00')`); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range [][2]string{{"active", ""}, {"disabled", "disabled by an operator"}, {"disabled", "disabled by the app"},
+		{"disabled", "no successful delivery since 2026-01-01T00:00:00Z; last: HTTP 500"}} {
+		if _, err := pool.Exec(ctx, `INSERT INTO webhook_subscriptions (id, client_id, url, events, state, disabled_reason)
+			VALUES (gen_random_uuid(), 1, 'https://a.example/', '{user-updated}', $1, nullif($2, ''))`, s[0], s[1]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := Set().Up(dsn); err != nil {
+		t.Fatal(err)
+	}
+	t.Run("the subscriptions disabled before say who disabled them", func(t *testing.T) {
+		rows, err := pool.Query(ctx, `SELECT coalesce(disabled_reason, ''), coalesce(disabled_by, '') FROM webhook_subscriptions`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := pgx.CollectRows(rows, pgx.RowToStructByPos[struct{ Reason, By string }])
+		if err != nil || len(got) != 4 {
+			t.Fatalf("%v %v", got, err)
+		}
+		want := map[string]string{"": "", "disabled by an operator": "operator", "disabled by the app": "app",
+			"no successful delivery since 2026-01-01T00:00:00Z; last: HTTP 500": "failures"}
+		for _, r := range got {
+			if want[r.Reason] != r.By {
+				t.Errorf("%q: disabled by %q", r.Reason, r.By)
+			}
+		}
+	})
+	t.Run("down drops the column and keeps the subscriptions", func(t *testing.T) {
+		if err := Set().UpTo(dsn, 4); err != nil {
+			t.Fatal(err)
+		}
+		var cols, subs int
+		if err := pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM information_schema.columns WHERE table_name = 'webhook_subscriptions' AND column_name = 'disabled_by'),
+			(SELECT count(*) FROM webhook_subscriptions)`).Scan(&cols, &subs); err != nil || cols != 0 || subs != 4 {
+			t.Fatalf("%d columns, %d subscriptions (%v)", cols, subs, err)
+		}
+		var private int
+		if err := pool.QueryRow(ctx, `SELECT count(*) FROM information_schema.tables WHERE table_name = 'webhook_private_apps'`).Scan(&private); err != nil || private != 0 {
+			t.Fatalf("webhook_private_apps: %d (%v)", private, err)
 		}
 	})
 }

@@ -53,16 +53,18 @@ func Clients() []fixture.Client {
 	s := func(v string) *string { return &v }
 	// The OBO apps play apps written for the real API, which send no PKCE.
 	noPKCE := false
+	// The service apps' webhook receivers in the tests run on 127.0.0.1.
+	private := true
 	return []fixture.Client{
 		{ID: 501, Name: "Volunteer Tracker", Description: "Schedules volunteer shifts", Kind: "service", Secret: s(ServiceSecret),
-			Scopes: []string{"user:read", "user:roles:update", "volunteer:read", "registration:read", "webhook:manage"}},
+			Scopes: []string{"user:read", "user:roles:update", "volunteer:read", "registration:read", "webhook:manage"}, WebhookPrivateTargets: &private},
 		{ID: 502, Name: "Con Badge Printer", Description: "Prints badges for you", Kind: "obo", Secret: s(BadgeSecret),
 			RedirectURIs: []string{RedirectURI}, Scopes: []string{"pii:basic", "pii:email", "pii:address", "pii:phone"}, RequirePKCE: &noPKCE},
 		{ID: 503, Name: "Staff Console", Description: "Lets staff look people up", Kind: "obo", Secret: s(StaffSecret),
 			RedirectURIs: []string{RedirectURI, "http://localhost:9999/staff/callback"}, Scopes: []string{"pii:basic", "pii:email", "user:read", "registration:read"},
 			RequirePKCE: &noPKCE},
 		{ID: 504, Name: "Registration Reader", Description: "Reads registrations only", Kind: "service", Secret: s(ReaderSecret),
-			Scopes: []string{"registration:read"}},
+			Scopes: []string{"registration:read"}, WebhookPrivateTargets: &private},
 	}
 }
 
@@ -314,6 +316,9 @@ func Start(t testing.TB, opts Options) *Server {
 	})
 	if _, err := s.Clients.Import(ctx, Clients()); err != nil {
 		t.Fatalf("importing clients: %v", err)
+	}
+	if _, err := app.Webhooks.ImportPrivateTargets(ctx, Clients()); err != nil {
+		t.Fatalf("importing the clients' webhook private targets: %v", err)
 	}
 	if err := testkit.Poll(ctx, 10*time.Second, func(ctx context.Context) error { return app.Keys.Ready(ctx) }); err != nil {
 		t.Fatal(err)

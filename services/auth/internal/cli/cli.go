@@ -24,6 +24,8 @@ import (
 	"github.com/eventreg/eventreg/services/auth/internal/server"
 	"github.com/eventreg/eventreg/services/auth/internal/signing"
 	"github.com/eventreg/eventreg/services/auth/internal/signing/keydb"
+	"github.com/eventreg/eventreg/services/auth/internal/webhook"
+	"github.com/eventreg/eventreg/services/auth/internal/webhook/webhookdb"
 	"github.com/eventreg/eventreg/services/auth/migrations"
 )
 
@@ -73,10 +75,18 @@ func importCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return withClients(cmd.Context(), func(s *client.Service) error {
+			return service.WithDatabase(cmd.Context(), func(cfg clientConfig, pool *pgxpool.Pool) error {
+				s := client.NewService(clientdb.New(pool), clientsecret.NewHasher([]byte(cfg.ClientSecretKey)), 0)
 				res, err := s.Import(cmd.Context(), doc.Clients)
 				if err != nil {
 					return err
+				}
+				// Then which apps' webhooks may reach private targets (the
+				// clients exist now); absent in the file: unchanged.
+				hooks := webhook.NewService(webhookdb.New(pool), clientdb.New(pool), webhook.NewPolicy(nil), nil)
+				private, err := hooks.ImportPrivateTargets(cmd.Context(), doc.Clients)
+				if err != nil {
+					return fmt.Errorf("clients imported, but not their webhook private targets: %w", err)
 				}
 				out := cmd.OutOrStdout()
 				fmt.Fprintf(out, "clients: %d in file, %d created, %d updated, %d unchanged\n", len(doc.Clients), res.Created, res.Updated,
@@ -88,6 +98,9 @@ func importCommand() *cobra.Command {
 				sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 				for _, id := range ids {
 					fmt.Fprintf(out, "client %d: generated secret %s (shown once; store it now)\n", id, res.Generated[id])
+				}
+				if len(private) > 0 {
+					fmt.Fprintf(out, "clients: webhook private targets set for %d\n", len(private))
 				}
 				return nil
 			})

@@ -50,6 +50,7 @@ type subscriptionOut struct {
 	Description    string    `json:"description"`
 	State          string    `json:"state"`
 	DisabledReason string    `json:"disabled_reason,omitempty"`
+	DisabledBy     string    `json:"disabled_by,omitempty"`
 	FailingSince   time.Time `json:"failing_since,omitzero"`
 	CreatedAt      time.Time `json:"created_at"`
 	UpdatedAt      time.Time `json:"updated_at"`
@@ -57,7 +58,7 @@ type subscriptionOut struct {
 
 func subscriptionJSON(s webhook.Subscription) subscriptionOut {
 	return subscriptionOut{ID: s.ID, ClientID: s.ClientID, URL: s.URL, Events: s.Events, Description: s.Description, State: string(s.State),
-		DisabledReason: s.DisabledReason, FailingSince: s.FailingSince.UTC(), CreatedAt: s.CreatedAt.UTC(), UpdatedAt: s.UpdatedAt.UTC()}
+		DisabledReason: s.DisabledReason, DisabledBy: string(s.DisabledBy), FailingSince: s.FailingSince.UTC(), CreatedAt: s.CreatedAt.UTC(), UpdatedAt: s.UpdatedAt.UTC()}
 }
 
 // deliveryOut is a delivery as the commands print it.
@@ -107,7 +108,61 @@ func webhooksCommand() *cobra.Command {
 	cmd := &cobra.Command{Use: "webhooks", Short: "List and manage apps' webhook subscriptions and deliveries"}
 	cmd.AddCommand(webhooksListCommand(), webhooksAddCommand(), webhooksRemoveCommand(),
 		webhooksStateCommand("enable", webhook.StateActive), webhooksStateCommand("disable", webhook.StateDisabled),
-		webhooksDeliveriesCommand(), webhooksReplayCommand())
+		webhooksDeliveriesCommand(), webhooksReplayCommand(),
+		webhooksPrivateCommand("allow-private", true), webhooksPrivateCommand("deny-private", false), webhooksPrivateAppsCommand())
+	return cmd
+}
+
+// webhooksPrivateCommand is allow-private (allowed) or deny-private.
+func webhooksPrivateCommand(use string, allowed bool) *cobra.Command {
+	short := "Let a client's (app's) subscriptions reach targets inside WEBHOOK_ALLOWED_NETWORKS (an app running beside eventreg)"
+	if !allowed {
+		short = "No longer let a client's subscriptions reach targets inside WEBHOOK_ALLOWED_NETWORKS (refused from their next connection)"
+	}
+	cmd := &cobra.Command{Use: use, Short: short, Args: cobra.NoArgs}
+	clientFlag := cmd.Flags().String("client", "", "the client (app) (required)")
+	out := service.AddOutputFlag(cmd)
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		id, err := parseID(*clientFlag)
+		if err != nil {
+			return err
+		}
+		return withWebhooks(cmd.Context(), func(s *webhook.Service) error {
+			if err := s.AllowPrivate(cmd.Context(), id, allowed); err != nil {
+				return webhookError("", err)
+			}
+			if out.JSON() {
+				return service.PrintJSON(cmd.OutOrStdout(), map[string]any{"client_id": id, "private_targets": allowed})
+			}
+			if allowed {
+				fmt.Fprintf(cmd.OutOrStdout(), "client %d may subscribe to targets inside WEBHOOK_ALLOWED_NETWORKS\n", id)
+			} else {
+				fmt.Fprintf(cmd.OutOrStdout(), "client %d reaches public addresses only\n", id)
+			}
+			return nil
+		})
+	}
+	return cmd
+}
+
+func webhooksPrivateAppsCommand() *cobra.Command {
+	cmd := &cobra.Command{Use: "private-apps", Short: "List the clients allowed targets inside WEBHOOK_ALLOWED_NETWORKS", Args: cobra.NoArgs}
+	out := service.AddOutputFlag(cmd)
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		return withWebhooks(cmd.Context(), func(s *webhook.Service) error {
+			ids, err := s.PrivateApps(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if out.JSON() {
+				return service.PrintJSON(cmd.OutOrStdout(), append([]int64{}, ids...))
+			}
+			for _, id := range ids {
+				fmt.Fprintln(cmd.OutOrStdout(), id)
+			}
+			return nil
+		})
+	}
 	return cmd
 }
 
@@ -208,15 +263,15 @@ func webhooksRemoveCommand() *cobra.Command {
 
 // webhooksStateCommand is enable (to active) or disable (to disabled).
 func webhooksStateCommand(use string, to webhook.State) *cobra.Command {
-	short := "Resume a disabled webhook subscription: its pending deliveries are due at once"
+	short := "Resume a disabled webhook subscription (whoever disabled it): its pending deliveries are due at once"
 	if to == webhook.StateDisabled {
-		short = "Pause a webhook subscription: its deliveries wait until it is enabled"
+		short = "Pause a webhook subscription until an operator enables it (its app cannot): its deliveries wait"
 	}
 	cmd := &cobra.Command{Use: use + " ID", Short: short, Args: cobra.ExactArgs(1)}
 	out := service.AddOutputFlag(cmd)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		return withWebhooks(cmd.Context(), func(s *webhook.Service) error {
-			sub, err := s.Update(cmd.Context(), webhook.Operator, args[0], webhook.Change{State: &to, Reason: webhook.ReasonOperator})
+			sub, err := s.Update(cmd.Context(), webhook.Operator, args[0], webhook.Change{State: &to})
 			if err != nil {
 				return webhookError(args[0], err)
 			}

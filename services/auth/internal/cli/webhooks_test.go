@@ -32,6 +32,18 @@ func TestWebhooksCommands(t *testing.T) {
 		ID, State string
 		ClientID  int64 `json:"client_id"`
 	}
+	// A target inside WEBHOOK_ALLOWED_NETWORKS only for a client an
+	// operator allowed private targets.
+	if _, err := run(t, "webhooks", "add", "--client", id, "--url", "http://127.0.0.1:9/in", "--events", "user-updated"); err == nil ||
+		!strings.Contains(err.Error(), "not a public address") {
+		t.Fatalf("a private target of a client not allowed them: %v", err)
+	}
+	if out := must(t, "webhooks", "allow-private", "--client", id, "-o", "json"); !strings.Contains(out, `"private_targets": true`) {
+		t.Fatalf("allow-private printed %s", out)
+	}
+	if out := must(t, "webhooks", "private-apps", "-o", "json"); !strings.Contains(out, id) {
+		t.Fatalf("private-apps printed %s", out)
+	}
 	out := must(t, "webhooks", "add", "--client", id, "--url", "http://127.0.0.1:9/in", "--events", "user-updated", "-o", "json")
 	if err := json.Unmarshal([]byte(out), &sub); err != nil || sub.ClientID != app.ClientID || sub.State != "active" {
 		t.Fatalf("add printed %s", out)

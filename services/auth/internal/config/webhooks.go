@@ -19,6 +19,10 @@ type Webhooks struct {
 	// EndpointConcurrency bounds the deliveries in flight to one
 	// subscription, across every replica.
 	EndpointConcurrency int `env:"WEBHOOK_ENDPOINT_CONCURRENCY" envDefault:"4"`
+	// AppConcurrency bounds the deliveries in flight to one app's
+	// subscriptions together, across every replica, so that one app's slow
+	// endpoints cannot hold every worker. 0: a quarter of Workers.
+	AppConcurrency int `env:"WEBHOOK_APP_CONCURRENCY" envDefault:"0"`
 	// Timeout bounds one delivery: connect, send, answer.
 	Timeout time.Duration `env:"WEBHOOK_TIMEOUT" envDefault:"5s"`
 	// Lease is how long a claimed delivery is reserved to its dispatcher; a
@@ -54,6 +58,9 @@ func (w *Webhooks) Validate() error {
 	if w.EndpointConcurrency < 1 || w.EndpointConcurrency > 1_000 {
 		errs = append(errs, errors.New("WEBHOOK_ENDPOINT_CONCURRENCY must be between 1 and 1000"))
 	}
+	if w.AppConcurrency < 0 || w.AppConcurrency > 10_000 {
+		errs = append(errs, errors.New("WEBHOOK_APP_CONCURRENCY must be between 1 and 10000 (0: a quarter of WEBHOOK_WORKERS)"))
+	}
 	if w.Timeout < 100*time.Millisecond || w.Timeout > time.Minute {
 		errs = append(errs, errors.New("WEBHOOK_TIMEOUT must be between 100ms and 1m"))
 	}
@@ -79,6 +86,15 @@ func (w *Webhooks) Validate() error {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
+}
+
+// AppLimit is the app concurrency in force: AppConcurrency, or a quarter
+// of Workers (at least 1) when it is 0.
+func (w *Webhooks) AppLimit() int {
+	if w.AppConcurrency > 0 {
+		return w.AppConcurrency
+	}
+	return max(1, w.Workers/4)
 }
 
 // Networks parses AllowedNetworks (empty entries are skipped).

@@ -140,7 +140,7 @@ func buildWebhooks(app *App, cfg config.Serve, log *slog.Logger, pool *pgxpool.P
 	if cfg.Webhooks.Delivery {
 		w := cfg.Webhooks
 		app.Dispatcher = webhook.NewDispatcher(store, app.Keys, webhook.DispatcherConfig{
-			Workers: w.Workers, EndpointConcurrency: w.EndpointConcurrency, Timeout: w.Timeout, Lease: w.Lease,
+			Workers: w.Workers, EndpointConcurrency: w.EndpointConcurrency, AppConcurrency: w.AppLimit(), Timeout: w.Timeout, Lease: w.Lease,
 			PollInterval: w.PollInterval, RetryBase: w.RetryBase, RetryMax: w.RetryMax, RetryFor: w.RetryFor,
 			DisableAfter: w.DisableAfter, Retention: w.Retention, DeadRetention: w.DeadRetention,
 			Issuer: strings.TrimRight(cfg.Issuer, "/"), Policy: policy, Log: log, Metrics: wm,

@@ -136,15 +136,17 @@ func TestDeliveryRequest(t *testing.T) {
 		}
 	})
 	t.Run("the delivery span links to the event's trace and goes out as traceparent", func(t *testing.T) {
+		// The span ends once the outcome is recorded, after the receiver
+		// answered: wait for it.
 		var span sdktrace.ReadOnlySpan
-		for _, s := range recorder.Ended() {
-			if s.Name() == "webhook deliver" {
-				span = s
+		e.eventually(5*time.Second, "the span webhook deliver ended", func() bool {
+			for _, s := range recorder.Ended() {
+				if s.Name() == "webhook deliver" {
+					span = s
+				}
 			}
-		}
-		if span == nil {
-			t.Fatal("no span webhook deliver")
-		}
+			return span != nil
+		})
 		links := span.Links()
 		if len(links) != 1 || links[0].SpanContext.TraceID().String() != "0af7651916cd43dd8448eb211c80319c" {
 			t.Fatalf("links %+v", links)

@@ -21,15 +21,19 @@ import (
 type DispatcherConfig struct {
 	Workers             int
 	EndpointConcurrency int
-	Timeout             time.Duration
-	Lease               time.Duration
-	PollInterval        time.Duration
-	RetryBase           time.Duration
-	RetryMax            time.Duration
-	RetryFor            time.Duration
-	DisableAfter        time.Duration
-	Retention           time.Duration
-	DeadRetention       time.Duration
+	// AppConcurrency bounds the deliveries in flight to one app's
+	// subscriptions together, across replicas (0: a quarter of Workers, at
+	// least 1), so that one app's slow endpoints leave workers to the others.
+	AppConcurrency int
+	Timeout        time.Duration
+	Lease          time.Duration
+	PollInterval   time.Duration
+	RetryBase      time.Duration
+	RetryMax       time.Duration
+	RetryFor       time.Duration
+	DisableAfter   time.Duration
+	Retention      time.Duration
+	DeadRetention  time.Duration
 	// SweepInterval is how often retention runs (default 10m).
 	SweepInterval time.Duration
 	// Issuer is the iss of delivery tokens (AUTH_ISSUER).
@@ -72,6 +76,9 @@ func NewDispatcher(queue Queue, signer Signer, cfg DispatcherConfig) *Dispatcher
 	if cfg.Policy == nil {
 		cfg.Policy = NewPolicy(nil)
 	}
+	if cfg.AppConcurrency <= 0 {
+		cfg.AppConcurrency = max(1, cfg.Workers/4)
+	}
 	return &Dispatcher{queue: queue, send: newSender(cfg.Policy, signer, cfg.Issuer, cfg.Timeout, cfg.Workers),
 		cfg: cfg, tracer: cfg.Tracer, log: cfg.Log}
 }
@@ -97,7 +104,7 @@ func (d *Dispatcher) Run(ctx context.Context) {
 	var claimErrors logging.Recurring
 	for {
 		if free := cap(slots) - len(slots); free > 0 {
-			claims, err := d.queue.Claim(ctx, free, d.cfg.EndpointConcurrency, d.cfg.Lease)
+			claims, err := d.queue.Claim(ctx, free, d.cfg.EndpointConcurrency, d.cfg.AppConcurrency, d.cfg.Lease)
 			if err != nil && ctx.Err() == nil {
 				if claimErrors.Due(time.Now()) {
 					d.log.Warn("claiming webhook deliveries failed", "error", err.Error())
@@ -140,7 +147,9 @@ func (d *Dispatcher) listen(ctx context.Context, wake func()) {
 	}
 }
 
-// sweep applies retention every SweepInterval.
+// sweep applies retention every SweepInterval: the pending deliveries of
+// disabled subscriptions past their retry window die, finished ones past
+// their retention go.
 func (d *Dispatcher) sweep(ctx context.Context) {
 	t := time.NewTicker(d.cfg.SweepInterval)
 	defer t.Stop()
@@ -151,6 +160,14 @@ func (d *Dispatcher) sweep(ctx context.Context) {
 		case <-t.C:
 		}
 		now := time.Now()
+		// A disabled subscription's deliveries die when their retry window
+		// ends, as a failing one's do, and then go with the dead retention.
+		expired, err := d.queue.ExpireDisabled(ctx, now.Add(-d.cfg.RetryFor))
+		if err != nil && ctx.Err() == nil {
+			d.log.Warn("giving up the deliveries of disabled webhook subscriptions failed", "error", err.Error())
+		} else if expired > 0 {
+			d.log.Info("webhook deliveries of disabled subscriptions given up", "dead", expired)
+		}
 		n, err := d.queue.Sweep(ctx, now.Add(-d.cfg.Retention), now.Add(-d.cfg.DeadRetention), now.Add(-orphanAge))
 		if err != nil && ctx.Err() == nil {
 			d.log.Warn("webhook retention sweep failed", "error", err.Error())

@@ -83,7 +83,13 @@ func newEnv(t *testing.T) *env {
 	}
 	store := webhookdb.New(pool)
 	policy := webhook.NewPolicy(loopback)
-	return &env{t: t, pool: pool, store: store, keys: keys, policy: policy, hooks: webhook.NewService(store, apps, policy, nil)}
+	hooks := webhook.NewService(store, apps, policy, nil)
+	// The fixture allows its service apps private targets: the receivers
+	// are on 127.0.0.1.
+	if _, err := hooks.ImportPrivateTargets(ctx, authtest.Clients()); err != nil {
+		t.Fatal(err)
+	}
+	return &env{t: t, pool: pool, store: store, keys: keys, policy: policy, hooks: hooks}
 }
 
 // fast is a dispatcher configuration for tests: short timeouts, leases and

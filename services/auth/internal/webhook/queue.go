@@ -10,9 +10,10 @@ import (
 type Queue interface {
 	// Claim leases up to limit due deliveries for lease: pending, due, not
 	// leased, their subscription active with fewer than perEndpoint
-	// unexpired leases, and no earlier pending delivery of the same
+	// unexpired leases and its app with fewer than perApp across its
+	// subscriptions, and no earlier pending delivery of the same
 	// subscription and resource. Claims never race (one at a time).
-	Claim(ctx context.Context, limit, perEndpoint int, lease time.Duration) ([]Claim, error)
+	Claim(ctx context.Context, limit, perEndpoint, perApp int, lease time.Duration) ([]Claim, error)
 	// Delivered records a 2xx and clears the subscription's failing_since.
 	Delivered(ctx context.Context, c Claim, status int) error
 	// Failed records a failed attempt: retried after delay, or dead once
@@ -22,6 +23,11 @@ type Queue interface {
 	Failed(ctx context.Context, c Claim, f Failure) (DeliveryState, error)
 	// Dead gives the delivery up at once, with reason.
 	Dead(ctx context.Context, c Claim, reason string) error
+	// ExpireDisabled makes dead the pending deliveries of disabled
+	// subscriptions whose retry window began before before (none in
+	// flight), so that a subscription left disabled keeps no growing
+	// backlog. It returns how many went dead.
+	ExpireDisabled(ctx context.Context, before time.Time) (int64, error)
 	// Sweep deletes delivered deliveries finished before delivered, dead
 	// ones finished before dead, and events left without deliveries that
 	// were received before orphan. It returns how many rows went.
@@ -42,12 +48,15 @@ type Claim struct {
 	// Subscribed is the subscription's event list now.
 	Subscribed []string
 	// AppScopes are the app's scopes now.
-	AppScopes   []string
-	EventID     string
-	EventType   string
-	Body        []byte
-	OccurredAt  time.Time
-	TraceParent string
+	AppScopes []string
+	// PrivateTargets: an operator allows the app targets inside
+	// WEBHOOK_ALLOWED_NETWORKS, now.
+	PrivateTargets bool
+	EventID        string
+	EventType      string
+	Body           []byte
+	OccurredAt     time.Time
+	TraceParent    string
 	// Attempts made before this one.
 	Attempts int
 }

@@ -11,9 +11,13 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -58,9 +62,13 @@ func bodyHash(body []byte) string {
 	return base64.RawURLEncoding.EncodeToString(sum[:])
 }
 
-// sender makes the HTTP requests of deliveries.
+// sender makes the HTTP requests of deliveries: one client per reach of
+// the target policy, each with its own connections, so that no connection
+// opened under one rule carries a request under another.
 type sender struct {
-	client  *http.Client
+	public  *http.Client // https, public addresses only
+	allowed *http.Client // https, public addresses and the allowed networks
+	private *http.Client // http, the allowed networks only
 	signer  Signer
 	issuer  string
 	timeout time.Duration
@@ -69,22 +77,23 @@ type sender struct {
 // newSender returns a sender whose connections pass policy at dial time,
 // never through a proxy, never following redirects.
 func newSender(policy *Policy, signer Signer, issuer string, timeout time.Duration, maxConns int) *sender {
-	dialer := &net.Dialer{Timeout: timeout, Control: policy.Control}
-	tr := &http.Transport{
-		Proxy:                 nil, // never HTTP(S)_PROXY: the policy must see the real target
-		DialContext:           dialer.DialContext,
-		ForceAttemptHTTP2:     true,
-		TLSHandshakeTimeout:   timeout,
-		ResponseHeaderTimeout: timeout,
-		MaxIdleConns:          maxConns,
-		MaxIdleConnsPerHost:   4,
-		IdleConnTimeout:       90 * time.Second,
+	client := func(r Reach) *http.Client {
+		dialer := &net.Dialer{Timeout: timeout, Control: policy.Control(r)}
+		tr := &http.Transport{
+			Proxy:                 nil, // never HTTP(S)_PROXY: the policy must see the real target
+			DialContext:           dialer.DialContext,
+			ForceAttemptHTTP2:     true,
+			TLSHandshakeTimeout:   timeout,
+			ResponseHeaderTimeout: timeout,
+			MaxIdleConns:          maxConns,
+			MaxIdleConnsPerHost:   4,
+			IdleConnTimeout:       90 * time.Second,
+		}
+		return &http.Client{Transport: tr,
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	}
-	return &sender{
-		client: &http.Client{Transport: tr,
-			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
-		signer: signer, issuer: issuer, timeout: timeout,
-	}
+	return &sender{public: client(ReachPublic), allowed: client(ReachAllowed), private: client(ReachPrivate),
+		signer: signer, issuer: issuer, timeout: timeout}
 }
 
 // result is what one attempt came to.
@@ -96,15 +105,69 @@ type result struct {
 
 func (r result) ok() bool { return r.status >= 200 && r.status < 300 }
 
+// refusedPlain is an http subscription of an app not (or no longer) allowed
+// private targets: http goes nowhere else.
+const refusedPlain = "refused: http is sent only to targets inside WEBHOOK_ALLOWED_NETWORKS, which an operator has not allowed this app"
+
+// clientFor returns the client whose connections may reach what the
+// claim's app may, nil when none may (plain http of an app not allowed
+// private targets).
+func (s *sender) clientFor(c Claim) *http.Client {
+	u, err := url.Parse(c.URL)
+	switch {
+	case err != nil:
+		return nil
+	case u.Scheme == "https" && c.PrivateTargets:
+		return s.allowed
+	case u.Scheme == "https":
+		return s.public
+	case u.Scheme == "http" && c.PrivateTargets:
+		return s.private
+	}
+	return nil
+}
+
+// peer records the address a request's connection went to.
+type peer struct {
+	mu   sync.Mutex
+	addr netip.Addr
+}
+
+func (p *peer) got(info httptrace.GotConnInfo) {
+	ap, err := netip.ParseAddrPort(info.Conn.RemoteAddr().String())
+	if err != nil {
+		return
+	}
+	p.mu.Lock()
+	p.addr = ap.Addr().Unmap()
+	p.mu.Unlock()
+}
+
+// public reports whether the connection went to a public address.
+func (p *peer) public() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.addr.IsValid() && Public(p.addr)
+}
+
 // send POSTs the claim's body to its subscription's URL. ctx carries the
-// delivery span, whose context goes out as traceparent.
+// delivery span, whose context goes out as traceparent. What the peer sent
+// (the start of its answer, its protocol errors) is shown to the app only
+// when the peer is a public address: a private target's answer would let
+// the app read internal services.
 func (s *sender) send(ctx context.Context, c Claim) result {
+	client := s.clientFor(c)
+	if client == nil {
+		return result{problem: refusedPlain, refused: true}
+	}
 	token, err := s.token(c)
 	if err != nil {
 		return result{problem: "signing the webhook token failed"}
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
+	var to peer
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotConn: to.got})
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.URL, bytes.NewReader(c.Body))
 	if err != nil {
 		return result{problem: "the subscription's URL cannot be requested"}
@@ -115,9 +178,10 @@ func (s *sender) send(ctx context.Context, c Claim) result {
 	req.Header.Set(HeaderID, c.DeliveryID)
 	req.Header.Set(HeaderEvent, c.EventType)
 	propagation.TraceContext{}.Inject(ctx, propagation.HeaderCarrier(req.Header))
-	resp, err := s.client.Do(req)
+	resp, err := client.Do(req)
+	shown := client == s.public || to.public()
 	if err != nil {
-		return transportProblem(err)
+		return transportProblem(err, shown)
 	}
 	defer resp.Body.Close()
 	answer, _ := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
@@ -127,7 +191,7 @@ func (s *sender) send(ctx context.Context, c Claim) result {
 		if resp.StatusCode >= 300 && resp.StatusCode < 400 {
 			r.problem += " (redirects are not followed)"
 		}
-		if snippet := snippetOf(answer); snippet != "" {
+		if snippet := snippetOf(answer); snippet != "" && shown {
 			r.problem += ": " + snippet
 		}
 	}
@@ -146,8 +210,9 @@ func (s *sender) token(c Claim) (string, error) {
 }
 
 // transportProblem describes a request that got no answer, without the URL
-// (it may carry a secret) and never the token.
-func transportProblem(err error) result {
+// (it may carry a secret) and never the token; when the peer's words may
+// not be shown (not a public address), only the kind of failure.
+func transportProblem(err error, shown bool) result {
 	var refused *RefusedError
 	if errors.As(err, &refused) {
 		return result{problem: refused.Error(), refused: true}
@@ -161,8 +226,14 @@ func transportProblem(err error) result {
 		return result{problem: "timed out"}
 	case errors.Is(err, context.Canceled):
 		return result{problem: "cancelled"}
+	case shown:
+		return result{problem: truncate(err.Error(), maxErrorSnippet)}
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return result{problem: "connection refused"}
+	case errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+		return result{problem: "connection closed without an answer"}
 	}
-	return result{problem: truncate(err.Error(), maxErrorSnippet)}
+	return result{problem: "no HTTP answer"}
 }
 
 func isTimeout(err error) bool {

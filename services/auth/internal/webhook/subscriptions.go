@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/eventreg/eventreg/libs/authapi"
+	"github.com/eventreg/eventreg/libs/fixture"
 
 	"github.com/eventreg/eventreg/services/auth/internal/client"
 )
@@ -48,7 +49,9 @@ type NewSubscription struct {
 // Create subscribes app clientID to n's events at n's URL.
 func (s *Service) Create(ctx context.Context, clientID int64, n NewSubscription) (Subscription, error) {
 	fields := map[string]string{}
-	s.checkURL(ctx, n.URL, fields)
+	if err := s.checkURL(ctx, clientID, n.URL, fields); err != nil {
+		return Subscription{}, err
+	}
 	checkEvents(n.Events, fields)
 	checkDescription(n.Description, fields)
 	if err := invalid("The webhook subscription is not valid.", fields); err != nil {
@@ -85,7 +88,9 @@ func (s *Service) Get(ctx context.Context, owner int64, id string) (Subscription
 }
 
 // Update applies ch to subscription id of owner. A new URL is checked
-// against the target policy, new events against the app's scopes.
+// against the target policy, new events against the app's scopes. Who
+// changes it is owner: an operator's disable sticks until an operator
+// enables the subscription (an app gets ErrOperatorDisabled).
 func (s *Service) Update(ctx context.Context, owner int64, id string, ch Change) (Subscription, error) {
 	sub, err := s.Get(ctx, owner, id)
 	if err != nil {
@@ -93,7 +98,9 @@ func (s *Service) Update(ctx context.Context, owner int64, id string, ch Change)
 	}
 	fields := map[string]string{}
 	if ch.URL != nil {
-		s.checkURL(ctx, *ch.URL, fields)
+		if err := s.checkURL(ctx, sub.ClientID, *ch.URL, fields); err != nil {
+			return Subscription{}, err
+		}
 	}
 	if ch.Events != nil {
 		checkEvents(ch.Events, fields)
@@ -112,8 +119,9 @@ func (s *Service) Update(ctx context.Context, owner int64, id string, ch Change)
 			return Subscription{}, err
 		}
 	}
-	if ch.State != nil && *ch.State == StateDisabled && ch.Reason == "" {
-		ch.Reason = ReasonApp
+	ch.By, ch.Reason = ByApp, ReasonApp
+	if owner == Operator {
+		ch.By, ch.Reason = ByOperator, ReasonOperator
 	}
 	return s.store.UpdateSubscription(ctx, sub.ID, ch)
 }
@@ -173,11 +181,48 @@ func (s *Service) ReplayDead(ctx context.Context, owner int64, id string) (int, 
 	return s.store.ReplayDead(ctx, sub.ID)
 }
 
-// checkURL records in fields what is wrong with a target URL.
-func (s *Service) checkURL(ctx context.Context, raw string, fields map[string]string) {
-	if problem := s.policy.CheckURL(ctx, raw); problem != "" {
+// checkURL records in fields what is wrong with a target URL of app
+// clientID: inside the allowed networks only if an operator allowed the app
+// private targets.
+func (s *Service) checkURL(ctx context.Context, clientID int64, raw string, fields map[string]string) error {
+	private, err := s.store.PrivateTargets(ctx, clientID)
+	if err != nil {
+		return err
+	}
+	if problem := s.policy.CheckURL(ctx, raw, private); problem != "" {
 		fields["url"] = problem
 	}
+	return nil
+}
+
+// AllowPrivate lets app clientID's subscriptions reach targets inside
+// WEBHOOK_ALLOWED_NETWORKS (allowed), or no longer: its subscriptions to
+// such targets are then refused at their next connection. An operator's
+// decision (the CLI, a fixture), never the app's.
+func (s *Service) AllowPrivate(ctx context.Context, clientID int64, allowed bool) error {
+	return s.store.SetPrivateTargets(ctx, clientID, allowed)
+}
+
+// PrivateApps returns the apps allowed private targets.
+func (s *Service) PrivateApps(ctx context.Context) ([]int64, error) {
+	return s.store.PrivateApps(ctx)
+}
+
+// ImportPrivateTargets applies the webhookPrivateTargets of a fixture's
+// clients (absent: unchanged); the clients must exist (imported first).
+// It returns the ids of the clients whose setting it applied.
+func (s *Service) ImportPrivateTargets(ctx context.Context, clients []fixture.Client) ([]int64, error) {
+	var applied []int64
+	for _, c := range clients {
+		if c.WebhookPrivateTargets == nil {
+			continue
+		}
+		if err := s.store.SetPrivateTargets(ctx, c.ID, *c.WebhookPrivateTargets); err != nil {
+			return applied, fmt.Errorf("client %d: %w", c.ID, err)
+		}
+		applied = append(applied, c.ID)
+	}
+	return applied, nil
 }
 
 // checkEvents records in fields what is wrong with a list of event types.

@@ -11,12 +11,12 @@ import (
 	"time"
 )
 
-// Policy decides which targets webhooks may reach: public addresses, and
-// those inside the operator's allowed networks (WEBHOOK_ALLOWED_NETWORKS).
-// CheckURL applies it when a subscription is made or changed; Control
-// applies it to every connection the dispatcher opens, after the name was
-// resolved, so a name that resolves elsewhere later (DNS rebinding) is
-// refused all the same.
+// Policy decides which targets webhooks may reach: public addresses, and,
+// for the apps an operator allowed private targets, those inside the
+// operator's allowed networks (WEBHOOK_ALLOWED_NETWORKS). CheckURL applies
+// it when a subscription is made or changed; the dialer applies it to every
+// connection the dispatcher opens, after the name was resolved, so a name
+// that resolves elsewhere later (DNS rebinding) is refused all the same.
 type Policy struct {
 	allowed  []netip.Prefix
 	resolver Resolver
@@ -88,35 +88,77 @@ func (p *Policy) inAllowed(a netip.Addr) bool {
 	return false
 }
 
-// Permits reports whether a webhook may connect to a.
-func (p *Policy) Permits(a netip.Addr) bool { return Public(a) || p.inAllowed(a) }
+// Reach is which addresses one kind of connection may reach.
+type Reach int
+
+// The reaches of the dispatcher's connections.
+const (
+	// ReachPublic: public addresses only. https of an app that is not
+	// allowed private targets.
+	ReachPublic Reach = iota
+	// ReachAllowed: public addresses and the allowed networks. https of an
+	// app an operator allowed private targets.
+	ReachAllowed
+	// ReachPrivate: addresses inside the allowed networks that are not
+	// public, only. Plain http, of an app allowed private targets: never
+	// sent in the clear to a public address.
+	ReachPrivate
+)
+
+// Permits reports whether a connection of reach r may go to a.
+func (p *Policy) Permits(r Reach, a netip.Addr) bool {
+	a = a.Unmap()
+	switch r {
+	case ReachPublic:
+		return Public(a)
+	case ReachAllowed:
+		return Public(a) || p.inAllowed(a)
+	default:
+		return !Public(a) && p.inAllowed(a)
+	}
+}
 
 // RefusedError is a connection the policy refused.
-type RefusedError struct{ Addr netip.Addr }
+type RefusedError struct {
+	Addr  netip.Addr
+	Reach Reach
+}
 
 func (e *RefusedError) Error() string {
+	switch {
+	case e.Reach == ReachPrivate && Public(e.Addr):
+		return "refused: " + e.Addr.String() + " is a public address, and http is sent only inside WEBHOOK_ALLOWED_NETWORKS"
+	case e.Reach == ReachPublic:
+		return "refused: " + e.Addr.String() + " is not a public address"
+	}
 	return "refused: " + e.Addr.String() + " is not a public address (nor in WEBHOOK_ALLOWED_NETWORKS)"
 }
 
-// Control is a net.Dialer Control function: it refuses to connect to an
-// address the policy does not permit. It sees the address being connected
-// to, after any name resolution.
-func (p *Policy) Control(_, address string, _ syscall.RawConn) error {
-	ap, err := netip.ParseAddrPort(address)
-	if err != nil {
-		return fmt.Errorf("refused: unexpected address %q", address)
+// Control returns a net.Dialer Control function refusing to connect where
+// reach r may not go. It sees the address being connected to, after any
+// name resolution, before the connection is made.
+func (p *Policy) Control(r Reach) func(network, address string, c syscall.RawConn) error {
+	return func(_, address string, _ syscall.RawConn) error {
+		ap, err := netip.ParseAddrPort(address)
+		if err != nil {
+			return fmt.Errorf("refused: unexpected address %q", address)
+		}
+		if a := ap.Addr().Unmap(); !p.Permits(r, a) {
+			return &RefusedError{Addr: a, Reach: r}
+		}
+		return nil
 	}
-	if !p.Permits(ap.Addr()) {
-		return &RefusedError{Addr: ap.Addr().Unmap()}
-	}
-	return nil
 }
 
-// CheckURL returns what is wrong with raw as a webhook target, "" when
-// nothing is: an absolute https URL (http only when every address of the
-// host is inside the allowed networks), without user info or fragment, at
-// most MaxURLLength bytes, whose host resolves only to permitted addresses.
-func (p *Policy) CheckURL(ctx context.Context, raw string) string {
+// CheckURL returns what is wrong with raw as a webhook target of an app,
+// "" when nothing is: an absolute https URL, without user info or fragment,
+// at most MaxURLLength bytes, whose host resolves only to public addresses,
+// or, when private (an operator allowed the app private targets), to
+// addresses inside the allowed networks too; http only when private and
+// every address of the host is a private one inside the allowed networks.
+// An app not allowed private targets is told only that an address is not
+// public, not whether the operator allows its network.
+func (p *Policy) CheckURL(ctx context.Context, raw string, private bool) string {
 	if raw == "" {
 		return "is required"
 	}
@@ -144,15 +186,19 @@ func (p *Policy) CheckURL(ctx context.Context, raw string) string {
 	if problem != "" {
 		return problem
 	}
-	allInAllowed := true
+	reach := ReachPublic
+	if private {
+		reach = ReachAllowed
+	}
+	allPrivate := true
 	for _, a := range addrs {
-		if !p.Permits(a) {
+		if !p.Permits(reach, a) {
 			return fmt.Sprintf("resolves to %s, which is not a public address", a.Unmap())
 		}
-		allInAllowed = allInAllowed && p.inAllowed(a)
+		allPrivate = allPrivate && p.Permits(ReachPrivate, a)
 	}
-	if u.Scheme == "http" && !allInAllowed {
-		return "must be an https URL (http only for hosts inside WEBHOOK_ALLOWED_NETWORKS)"
+	if u.Scheme == "http" && !(private && allPrivate) {
+		return "must be an https URL (http only for hosts inside WEBHOOK_ALLOWED_NETWORKS, for an app an operator allowed them)"
 	}
 	return ""
 }

@@ -22,6 +22,16 @@ const (
 	StateDisabled State = "disabled" // its deliveries wait (pending) until it is enabled again
 )
 
+// DisabledBy says who disabled a subscription, and so who may enable it.
+type DisabledBy string
+
+// Who disables.
+const (
+	ByApp      DisabledBy = "app"      // the app itself; it may enable it again
+	ByFailures DisabledBy = "failures" // auth, after WEBHOOK_DISABLE_AFTER of failures; the app may enable it again once its endpoint is fixed
+	ByOperator DisabledBy = "operator" // an operator; only an operator enables it again
+)
+
 // DeliveryState is where a delivery stands.
 type DeliveryState string
 
@@ -54,6 +64,8 @@ type Subscription struct {
 	State       State
 	// DisabledReason says why it is disabled ("" while active).
 	DisabledReason string
+	// DisabledBy says who disabled it ("" while active).
+	DisabledBy DisabledBy
 	// FailingSince is the first failed delivery since the last success
 	// (zero while deliveries succeed).
 	FailingSince time.Time
@@ -95,6 +107,9 @@ var (
 	ErrDeliveryNotFound = errors.New("webhook delivery not found")
 	ErrTooMany          = errors.New("the app holds the most webhook subscriptions allowed")
 	ErrAppNotFound      = errors.New("no such app")
+	// ErrOperatorDisabled is an app enabling a subscription an operator
+	// disabled: only an operator may.
+	ErrOperatorDisabled = errors.New("an operator disabled this webhook subscription; only an operator can enable it")
 	// ErrLeaseLost is an outcome recorded after the delivery's lease ended
 	// and another dispatcher claimed it: the outcome is dropped.
 	ErrLeaseLost = errors.New("the delivery's lease was lost")
@@ -144,7 +159,8 @@ type Store interface {
 	Subscription(ctx context.Context, id string) (Subscription, error)
 	// Subscriptions returns an app's subscriptions by creation, every app's when clientID is 0.
 	Subscriptions(ctx context.Context, clientID int64) ([]Subscription, error)
-	// UpdateSubscription applies ch (ErrNotFound).
+	// UpdateSubscription applies ch (ErrNotFound); enabling a subscription
+	// an operator disabled is ErrOperatorDisabled unless ch.By is ByOperator.
 	UpdateSubscription(ctx context.Context, id string, ch Change) (Subscription, error)
 	// DeleteSubscription removes a subscription and its deliveries (ErrNotFound).
 	DeleteSubscription(ctx context.Context, id string) error
@@ -156,6 +172,14 @@ type Store interface {
 	Replay(ctx context.Context, subscriptionID, deliveryID string) (Delivery, error)
 	// ReplayDead does Replay for every dead delivery of a subscription.
 	ReplayDead(ctx context.Context, subscriptionID string) (int, error)
+	// PrivateTargets reports whether an operator allows app clientID
+	// targets inside the allowed networks.
+	PrivateTargets(ctx context.Context, clientID int64) (bool, error)
+	// SetPrivateTargets allows app clientID targets inside the allowed
+	// networks, or no longer (ErrAppNotFound).
+	SetPrivateTargets(ctx context.Context, clientID int64, allowed bool) error
+	// PrivateApps returns the apps allowed private targets, by id.
+	PrivateApps(ctx context.Context) ([]int64, error)
 	// Ingest stores the events not seen before (by id) in order, and for
 	// each a delivery to every subscription listing its type whose app holds
 	// scopes[type], in one transaction. It returns the new events' types.
@@ -168,7 +192,11 @@ type Change struct {
 	Events      []string // nil: unchanged
 	Description *string
 	State       *State
-	// Reason is the disabled reason when State disables the subscription.
+	// By is who makes the change: ByApp or ByOperator. An operator's
+	// disable replaces any other; only an operator lifts it.
+	By DisabledBy
+	// Reason is the disabled reason when State disables the subscription
+	// (set by the Service from By).
 	Reason string
 }
 

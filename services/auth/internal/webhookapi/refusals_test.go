@@ -39,6 +39,9 @@ func TestSubscriptionsAPIRefusals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := s.App.Webhooks.AllowPrivate(ctx, other.ID, true); err != nil { // its receiver is on 127.0.0.1
+		t.Fatal(err)
+	}
 	otherTok := token(t, s, strconv.FormatInt(other.ID, 10), secret)
 	theirs := call(t, s, http.MethodPost, "/api/v0/webhooks", otherTok, jsonBody(map[string]any{"url": rc.URL, "events": []string{"registration-updated"}})).json(t)["id"].(string)
 	readerTok := token(t, s, authtest.ReaderID, authtest.ReaderSecret)

@@ -14,6 +14,7 @@ type subscriptionJSON struct {
 	Description    string     `json:"description"`
 	State          string     `json:"state"`
 	DisabledReason *string    `json:"disabledReason"`
+	DisabledBy     *string    `json:"disabledBy"`
 	CreatedAt      time.Time  `json:"createdAt"`
 	UpdatedAt      time.Time  `json:"updatedAt"`
 	FailingSince   *time.Time `json:"failingSince"`
@@ -21,7 +22,7 @@ type subscriptionJSON struct {
 
 func renderSubscription(s webhook.Subscription) subscriptionJSON {
 	return subscriptionJSON{ID: s.ID, URL: s.URL, Events: s.Events, Description: s.Description, State: string(s.State),
-		DisabledReason: optionalString(s.DisabledReason), CreatedAt: s.CreatedAt.UTC(), UpdatedAt: s.UpdatedAt.UTC(),
+		DisabledReason: optionalString(s.DisabledReason), DisabledBy: optionalString(string(s.DisabledBy)), CreatedAt: s.CreatedAt.UTC(), UpdatedAt: s.UpdatedAt.UTC(),
 		FailingSince: optionalTime(s.FailingSince)}
 }
 

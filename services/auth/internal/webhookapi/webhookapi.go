@@ -132,6 +132,9 @@ var errorRules = []apireply.Rule{
 		return apierror.Validation("This app already has "+strconv.Itoa(webhook.MaxSubscriptions)+
 			" webhook subscriptions, the most allowed; delete one first.", nil)
 	}),
+	apireply.Is(webhook.ErrOperatorDisabled, func() *apierror.Error {
+		return apierror.Forbidden("An operator disabled this webhook subscription; only an operator can enable it again.")
+	}),
 	// The app was deleted since its token was issued.
 	apireply.Is(webhook.ErrAppNotFound, func() *apierror.Error { return apierror.Unauthenticated(false) }),
 }

@@ -35,13 +35,14 @@ const (
 )
 
 const subscriptionColumns = `id, client_id, url, events, description, state, coalesce(disabled_reason, ''),
+	CASE WHEN state = 'disabled' THEN coalesce(disabled_by, '') ELSE '' END,
 	coalesce(failing_since, 'epoch'::timestamptz), created_at, updated_at`
 
 func scanSubscription(row pgx.Row) (webhook.Subscription, error) {
 	var s webhook.Subscription
-	var state string
-	err := row.Scan(&s.ID, &s.ClientID, &s.URL, &s.Events, &s.Description, &state, &s.DisabledReason, &s.FailingSince, &s.CreatedAt, &s.UpdatedAt)
-	s.State = webhook.State(state)
+	var state, by string
+	err := row.Scan(&s.ID, &s.ClientID, &s.URL, &s.Events, &s.Description, &state, &s.DisabledReason, &by, &s.FailingSince, &s.CreatedAt, &s.UpdatedAt)
+	s.State, s.DisabledBy = webhook.State(state), webhook.DisabledBy(by)
 	if s.FailingSince.Unix() == 0 {
 		s.FailingSince = time.Time{}
 	}
@@ -109,7 +110,10 @@ func (s *Store) Subscriptions(ctx context.Context, clientID int64) ([]webhook.Su
 }
 
 // UpdateSubscription applies ch. Enabling a disabled subscription clears
-// its failure record and makes its pending deliveries due now.
+// its failure record and makes its pending deliveries due now; one an
+// operator disabled only an operator enables. An operator's disable
+// replaces an earlier one by the app or after failures; the app's does not
+// replace an earlier one.
 func (s *Store) UpdateSubscription(ctx context.Context, id string, ch webhook.Change) (webhook.Subscription, error) {
 	var state *string
 	if ch.State != nil {
@@ -119,12 +123,18 @@ func (s *Store) UpdateSubscription(ctx context.Context, id string, ch webhook.Ch
 	var out webhook.Subscription
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var wasDisabled bool
-		err := tx.QueryRow(ctx, `SELECT state = 'disabled' FROM webhook_subscriptions WHERE id = $1 FOR UPDATE`, id).Scan(&wasDisabled)
+		var by string
+		err := tx.QueryRow(ctx, `SELECT state = 'disabled', coalesce(disabled_by, '') FROM webhook_subscriptions WHERE id = $1 FOR UPDATE`, id).
+			Scan(&wasDisabled, &by)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return webhook.ErrNotFound
 		}
 		if err != nil {
 			return fmt.Errorf("locking subscription %s: %w", id, err)
+		}
+		if wasDisabled && webhook.DisabledBy(by) == webhook.ByOperator && state != nil && *state == string(webhook.StateActive) &&
+			ch.By != webhook.ByOperator {
+			return webhook.ErrOperatorDisabled
 		}
 		out, err = scanSubscription(tx.QueryRow(ctx, `
 			UPDATE webhook_subscriptions SET
@@ -133,12 +143,15 @@ func (s *Store) UpdateSubscription(ctx context.Context, id string, ch webhook.Ch
 				description = coalesce($4, description),
 				state = coalesce($5, state),
 				disabled_reason = CASE WHEN $5 = 'active' THEN NULL
-				                       WHEN $5 = 'disabled' AND state = 'active' THEN $6
+				                       WHEN $5 = 'disabled' AND (state = 'active' OR $7 = 'operator') THEN $6
 				                       ELSE disabled_reason END,
+				disabled_by = CASE WHEN $5 = 'active' THEN NULL
+				                   WHEN $5 = 'disabled' AND (state = 'active' OR $7 = 'operator') THEN $7
+				                   ELSE disabled_by END,
 				failing_since = CASE WHEN $5 = 'active' AND state = 'disabled' THEN NULL ELSE failing_since END,
 				updated_at = now()
 			WHERE id = $1 RETURNING `+subscriptionColumns,
-			id, ch.URL, ch.Events, ch.Description, state, ch.Reason))
+			id, ch.URL, ch.Events, ch.Description, state, ch.Reason, string(ch.By)))
 		if err != nil {
 			return fmt.Errorf("updating subscription %s: %w", id, err)
 		}
@@ -164,6 +177,52 @@ func (s *Store) DeleteSubscription(ctx context.Context, id string) error {
 		return webhook.ErrNotFound
 	}
 	return nil
+}
+
+// PrivateTargets reports whether an operator allows the app targets
+// inside the allowed networks.
+func (s *Store) PrivateTargets(ctx context.Context, clientID int64) (bool, error) {
+	var allowed bool
+	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM webhook_private_apps WHERE client_id = $1)`, clientID).Scan(&allowed)
+	if err != nil {
+		return false, fmt.Errorf("reading whether app %d may reach private targets: %w", clientID, err)
+	}
+	return allowed, nil
+}
+
+// SetPrivateTargets allows the app private targets, or no longer.
+func (s *Store) SetPrivateTargets(ctx context.Context, clientID int64, allowed bool) error {
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var one int
+		err := tx.QueryRow(ctx, `SELECT 1 FROM clients WHERE id = $1 FOR KEY SHARE`, clientID).Scan(&one)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return webhook.ErrAppNotFound
+		}
+		if err != nil {
+			return fmt.Errorf("reading app %d: %w", clientID, err)
+		}
+		q := `DELETE FROM webhook_private_apps WHERE client_id = $1`
+		if allowed {
+			q = `INSERT INTO webhook_private_apps (client_id) VALUES ($1) ON CONFLICT (client_id) DO NOTHING`
+		}
+		if _, err := tx.Exec(ctx, q, clientID); err != nil {
+			return fmt.Errorf("setting whether app %d may reach private targets: %w", clientID, err)
+		}
+		return nil
+	})
+}
+
+// PrivateApps returns the apps allowed private targets.
+func (s *Store) PrivateApps(ctx context.Context) ([]int64, error) {
+	rows, err := s.pool.Query(ctx, `SELECT client_id FROM webhook_private_apps ORDER BY client_id`)
+	if err != nil {
+		return nil, fmt.Errorf("listing the apps allowed private targets: %w", err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return nil, fmt.Errorf("reading the apps allowed private targets: %w", err)
+	}
+	return ids, nil
 }
 
 func notify(ctx context.Context, tx pgx.Tx) error {
