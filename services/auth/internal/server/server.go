@@ -74,12 +74,14 @@ func Build(ctx context.Context, cfg config.Serve, log *slog.Logger, pool *pgxpoo
 	denylist := refreshtoken.NewDenylist(rdb, cfg.AccessTokenTTL)
 	refresh := refreshtoken.New(rdb, denylist, refreshtoken.Lifetimes{Idle: cfg.RefreshIdleTTL, Absolute: cfg.RefreshAbsoluteTTL})
 	codes := authcode.New(rdb, cfg.AuthCodeTTL)
+	sessions := session.New(rdb, cfg.SessionIdleTTL, cfg.SessionAbsTTL)
 
-	grantapi.New(&grant.Service{
-		Clients: clients, Tokens: tokens, Codes: codes, Refresh: refresh, Denylist: denylist, Users: users,
+	grants := &grant.Service{
+		Clients: clients, Tokens: tokens, Codes: codes, Refresh: refresh, Denylist: denylist, Sessions: sessions, Users: users,
 		ClientFailures: ratelimit.NewFailures(rdb, "client", cfg.ClientAuthFailures, cfg.ClientFailureWindow),
 		Issuer:         issuer, Log: log, Metrics: metrics,
-	}).Register(public, internal)
+	}
+	grantapi.New(grants).Register(public, internal)
 
 	// Two derivation steps give the CSRF key the bytes the previous release
 	// derives, so forms rendered by one of its replicas still validate
@@ -90,7 +92,7 @@ func Build(ctx context.Context, cfg config.Serve, log *slog.Logger, pool *pgxpoo
 		CSRFKey: csrfKey, FailureDelay: cfg.LoginFailureDelay, Issuer: issuer,
 	}, browser.Deps{
 		Clients: clients, Consents: consentdb.New(pool), Users: users,
-		Sessions: session.New(rdb, cfg.SessionIdleTTL, cfg.SessionAbsTTL), Codes: codes, Refresh: refresh,
+		Sessions: sessions, Codes: codes, Refresh: refresh,
 		AccountAddressFailures: ratelimit.NewFailures(rdb, "login-account-address", cfg.LoginFailuresPerAccount, cfg.LoginFailureWindow),
 		AddressFailures:        ratelimit.NewFailures(rdb, "login-address", cfg.LoginFailuresPerAddress, cfg.LoginFailureWindow),
 		AccountFailures:        ratelimit.NewFailures(rdb, "login-account", cfg.LoginFailuresPerAccount, cfg.LoginFailureWindow),
@@ -105,7 +107,8 @@ func Build(ctx context.Context, cfg config.Serve, log *slog.Logger, pool *pgxpoo
 	public.GET(grantapi.PathJWKS, jwks(keys))
 	internal.GET(grantapi.PathJWKS, jwks(keys))
 	app := &App{Keys: keys, Clients: clients}
-	if err := buildWebhooks(app, cfg, log, pool, tokens, denylist, metrics, public, internal); err != nil {
+	signOut := func(ctx context.Context, userID int64) error { _, err := grants.SignOut(ctx, userID); return err }
+	if err := buildWebhooks(app, cfg, log, pool, tokens, denylist, signOut, metrics, public, internal); err != nil {
 		return nil, err
 	}
 	return app, nil
@@ -119,10 +122,11 @@ func deriveKey(secret []byte, purpose string) []byte {
 	return m.Sum(nil)
 }
 
-// buildWebhooks wires the webhook API onto public and internal, and the
-// dispatcher when this replica delivers.
+// buildWebhooks wires the webhook API onto public and internal (its event
+// intake signing users out as events ask, signOut), and the dispatcher when
+// this replica delivers.
 func buildWebhooks(app *App, cfg config.Serve, log *slog.Logger, pool *pgxpool.Pool, tokens *accesstoken.Issuer,
-	denylist *refreshtoken.Denylist, metrics *authmetrics.Metrics, public, internal gin.IRouter) error {
+	denylist *refreshtoken.Denylist, signOut func(context.Context, int64) error, metrics *authmetrics.Metrics, public, internal gin.IRouter) error {
 	networks, err := cfg.Webhooks.Networks()
 	if err != nil {
 		return err
@@ -135,7 +139,9 @@ func buildWebhooks(app *App, cfg config.Serve, log *slog.Logger, pool *pgxpool.P
 	if err != nil {
 		return err
 	}
-	webhookapi.New(app.Webhooks, tokens, denylist, codec, log).Register(public, internal)
+	intake := webhookapi.New(app.Webhooks, tokens, denylist, codec, log)
+	intake.SignOut = signOut
+	intake.Register(public, internal)
 	if cfg.Webhooks.Delivery {
 		w := cfg.Webhooks
 		app.Dispatcher = webhook.NewDispatcher(store, app.Keys, webhook.DispatcherConfig{

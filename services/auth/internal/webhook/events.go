@@ -21,7 +21,9 @@ const (
 
 // Ingest stores a batch of committed events (in commit order) and fans
 // each new one out to the subscriptions that want it. It returns how many
-// events were new. A batch with one bad event stores nothing.
+// events were new. A batch with one bad event stores nothing. Events
+// addressed to auth itself (authapi.InternalEvents) are skipped: the
+// intake acts on them before.
 func (s *Service) Ingest(ctx context.Context, batch []authapi.Event) (int, error) {
 	if len(batch) > MaxBatch {
 		return 0, &InvalidError{Message: fmt.Sprintf("A batch holds at most %d events.", MaxBatch),
@@ -30,6 +32,9 @@ func (s *Service) Ingest(ctx context.Context, batch []authapi.Event) (int, error
 	events := make([]Event, 0, len(batch))
 	fields := map[string]string{}
 	for i, in := range batch {
+		if authapi.InternalEvents[in.Type] {
+			continue
+		}
 		ev, field, problem := toEvent(in)
 		if problem != "" {
 			fields[fmt.Sprintf("events[%d].%s", i, field)] = problem
