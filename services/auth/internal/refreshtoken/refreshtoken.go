@@ -107,7 +107,7 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 
 var create = redis.NewScript(nowMS + `
 if redis.call('EXISTS', KEYS[1]) == 1 then return 'revoked' end
-redis.call('HSET', KEYS[1], 'cur', ARGV[1], 'client', ARGV[2], 'user', ARGV[3], 'granted', ARGV[4], 'last', ARGV[5], 'jti', ARGV[6], 'revoked', '0', 'created', now)
+redis.call('HSET', KEYS[1], 'cur', ARGV[1], 'client', ARGV[2], 'user', ARGV[3], 'granted', ARGV[4], 'last', ARGV[5], 'jti', ARGV[6], 'revoked', '0', 'created', now, 'v', '2')
 redis.call('PEXPIRE', KEYS[1], math.min(tonumber(ARGV[7]), tonumber(ARGV[8])))
 return 'ok'
 `)

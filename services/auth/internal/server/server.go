@@ -53,6 +53,8 @@ type App struct {
 	Dispatcher *webhook.Dispatcher
 	// Redis is the client Mount opened (nil after Build alone).
 	Redis redis.UniversalClient
+	// Refresh keeps the refresh-token families.
+	Refresh *refreshtoken.Store
 }
 
 // Build wires everything onto public and internal. users is the users
@@ -106,7 +108,7 @@ func Build(ctx context.Context, cfg config.Serve, log *slog.Logger, pool *pgxpoo
 
 	public.GET(grantapi.PathJWKS, jwks(keys))
 	internal.GET(grantapi.PathJWKS, jwks(keys))
-	app := &App{Keys: keys, Clients: clients}
+	app := &App{Keys: keys, Clients: clients, Refresh: refresh}
 	signOut := func(ctx context.Context, userID int64) error { _, err := grants.SignOut(ctx, userID); return err }
 	if err := buildWebhooks(app, cfg, log, pool, tokens, denylist, signOut, metrics, public, internal); err != nil {
 		return nil, err
@@ -187,6 +189,23 @@ func jwks(keys *signing.Manager) gin.HandlerFunc {
 	}
 }
 
+// upgradeOldFamilies gives the refresh-token families stored before they had
+// lifetimes their lifetimes, reuse detection and their place in the indexes
+// (refreshtoken.Store.MigrateOld), once per start, in the background: it is
+// idempotent and every replica may run it at once.
+func upgradeOldFamilies(ctx context.Context, refresh *refreshtoken.Store, log *slog.Logger) {
+	n, err := refresh.MigrateOld(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			log.Warn("upgrading refresh token families from before their lifetimes failed; the next start tries again", "error", err.Error())
+		}
+		return
+	}
+	if n > 0 {
+		log.Info("upgraded refresh token families from before their lifetimes", "families", n)
+	}
+}
+
 // Mount wires auth onto rt as `serve` runs it: Redis, the users service's
 // client, every handler (Build), the readiness checks and the background
 // loops (key rotation, webhook delivery), which run until ctx ends. Run and
@@ -213,6 +232,7 @@ func Mount(ctx context.Context, cfg config.Serve, rt *service.Runtime) (*App, er
 	rt.Server.ExemptFromRequestTimeout(authapi.PathEvents, browser.PathLogin)
 	rt.Server.AddReadinessCheck("signing-keys", app.Keys.Ready)
 	go app.Keys.Run(ctx)
+	go upgradeOldFamilies(ctx, app.Refresh, rt.Log)
 	// Deliveries in flight finish (or keep their lease) before the pool closes.
 	rt.OnClose(app.StartDispatcher(ctx))
 	return app, nil
