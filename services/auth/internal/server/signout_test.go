@@ -74,6 +74,15 @@ func TestSignOutEverywhere(t *testing.T) {
 			t.Fatal("the session ended")
 		}
 	})
+	t.Run("a sign-out in a batch with a bad webhook event ends nothing", func(t *testing.T) {
+		bad := authapi.Event{ID: "not-a-uuid", Type: authapi.EventUserUpdated, Source: "users", Resource: "user:1001", Data: json.RawMessage(`{}`), OccurredAt: time.Now()}
+		if st, m := postEvents(t, s, signOutEvent(authtest.Alice.ID, ""), bad); st != http.StatusBadRequest {
+			t.Fatalf("%d %v", st, m)
+		}
+		if !sessionCounts(t, alice, badge.AuthCodeURL("x")) {
+			t.Fatal("the session ended")
+		}
+	})
 	t.Run("a user-signed-out event ends the user's sessions, authorizations, access tokens and outstanding codes", func(t *testing.T) {
 		if st, m := postEvents(t, s, signOutEvent(authtest.Alice.ID, "")); st != http.StatusOK || m["accepted"] != float64(0) {
 			t.Fatalf("%d %v", st, m)

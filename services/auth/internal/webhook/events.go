@@ -25,8 +25,34 @@ const (
 // addressed to auth itself (authapi.InternalEvents) are skipped: the
 // intake acts on them before.
 func (s *Service) Ingest(ctx context.Context, batch []authapi.Event) (int, error) {
+	events, err := parseBatch(batch)
+	if err != nil {
+		return 0, err
+	}
+	if len(events) == 0 {
+		return 0, nil
+	}
+	types, err := s.store.Ingest(ctx, events, authapi.EventScopes)
+	if err != nil {
+		return 0, err
+	}
+	for _, t := range types {
+		s.metrics.eventReceived(t)
+	}
+	return len(types), nil
+}
+
+// CheckBatch returns the *InvalidError Ingest would refuse batch with, or
+// nil: the intake checks a batch before it acts on its internal events.
+func CheckBatch(batch []authapi.Event) error {
+	_, err := parseBatch(batch)
+	return err
+}
+
+// parseBatch checks a batch and builds its events, the internal ones left out.
+func parseBatch(batch []authapi.Event) ([]Event, error) {
 	if len(batch) > MaxBatch {
-		return 0, &InvalidError{Message: fmt.Sprintf("A batch holds at most %d events.", MaxBatch),
+		return nil, &InvalidError{Message: fmt.Sprintf("A batch holds at most %d events.", MaxBatch),
 			Fields: map[string]string{"events": fmt.Sprintf("must hold at most %d events", MaxBatch)}}
 	}
 	events := make([]Event, 0, len(batch))
@@ -43,19 +69,9 @@ func (s *Service) Ingest(ctx context.Context, batch []authapi.Event) (int, error
 		events = append(events, ev)
 	}
 	if err := invalid("The event batch is not valid; nothing was stored.", fields); err != nil {
-		return 0, err
+		return nil, err
 	}
-	if len(events) == 0 {
-		return 0, nil
-	}
-	types, err := s.store.Ingest(ctx, events, authapi.EventScopes)
-	if err != nil {
-		return 0, err
-	}
-	for _, t := range types {
-		s.metrics.eventReceived(t)
-	}
-	return len(types), nil
+	return events, nil
 }
 
 // toEvent checks a received event and builds its delivery body; on a

@@ -14,6 +14,8 @@ import (
 	"github.com/eventreg/eventreg/libs/apierror"
 	"github.com/eventreg/eventreg/libs/apireply"
 	"github.com/eventreg/eventreg/libs/authapi"
+
+	"github.com/eventreg/eventreg/services/auth/internal/webhook"
 )
 
 // MaxEventBatchBytes bounds the body of POST /internal/events (the
@@ -31,6 +33,11 @@ func (h *Handler) ingest(c *gin.Context) {
 	batch, e := decodeBatch(body)
 	if e != nil {
 		apireply.Abort(c, e)
+		return
+	}
+	// The whole batch is checked before its sign-outs act.
+	if err := webhook.CheckBatch(batch.Events); err != nil {
+		h.fail(c, err)
 		return
 	}
 	if err := h.signOut(c, batch.Events); err != nil {
