@@ -25,6 +25,25 @@ const (
 	EventUserUpdated         = "user-updated"
 )
 
+// EventUserSignedOut is no webhook event: it travels the same outbox to
+// auth, which signs the user out everywhere (every browser session, every
+// app's authorization, every code not redeemed yet) instead of storing it.
+// The users service commits one with every password change (`users
+// set-password`, an import that changes or removes a password) and for
+// `users sign-out`. Its data is SignOut.
+const EventUserSignedOut = "user-signed-out"
+
+// SignOut is the data of an EventUserSignedOut event.
+type SignOut struct {
+	UserID int64 `json:"userId"`
+	// Reason is for the logs: "password-changed" or "operator".
+	Reason string `json:"reason"`
+}
+
+// InternalEvents are the event types addressed to auth itself: acted upon
+// when received, never stored nor delivered to webhooks.
+var InternalEvents = map[string]bool{EventUserSignedOut: true}
+
 // EventScopes maps each event type to the scope an app needs to receive it:
 // the scope of the read API that renders the same object.
 var EventScopes = map[string]string{

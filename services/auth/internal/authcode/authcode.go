@@ -44,6 +44,9 @@ type Store struct {
 // New returns a store whose codes live ttl.
 func New(rdb redis.UniversalClient, ttl time.Duration) *Store { return &Store{rdb: rdb, ttl: ttl} }
 
+// TTL is how long a code lives.
+func (s *Store) TTL() time.Duration { return s.ttl }
+
 func key(code string) string { return "auth:code:{" + randtoken.Hash(code) + "}" }
 
 // Create stores g and returns a new code (256 bits).

@@ -364,8 +364,15 @@ func (h *Handler) decide(c *gin.Context) {
 }
 
 func (h *Handler) issueCode(c *gin.Context, sess *session.Session, r request) {
+	family := refreshtoken.NewFamilyID()
+	// Reserved first: a revocation from now on withdraws the code.
+	if err := h.Refresh.Reserve(c.Request.Context(), sess.UserID, r.client.ID, family, h.Codes.TTL()); err != nil {
+		h.log.WarnContext(c.Request.Context(), "reserving a refresh token family failed", "error", err.Error())
+		h.unavailable(c)
+		return
+	}
 	code, err := h.Codes.Create(c.Request.Context(), authcode.Grant{ClientID: r.client.ID, RedirectURI: r.redirect, UserID: sess.UserID,
-		Scopes: r.scopes, Challenge: r.challenge, Family: refreshtoken.NewFamilyID()})
+		Scopes: r.scopes, Challenge: r.challenge, Family: family})
 	if err != nil {
 		h.log.WarnContext(c.Request.Context(), "storing code failed", "error", err.Error())
 		h.unavailable(c)

@@ -45,6 +45,16 @@ func (s *Service) authorizationCode(ctx context.Context, cl client.Client, r Req
 	case err != nil:
 		return Issued{}, apierror.DependencyFailed(tokenStore, err)
 	}
+	// The user's or the app's authorizations were revoked (a sign-out
+	// everywhere, "revoke access", a removed role) after the code was
+	// issued: the code goes with them.
+	withdrawn, err := s.Refresh.Withdrawn(ctx, g.Family)
+	if err != nil {
+		return Issued{}, apierror.DependencyFailed(tokenStore, err)
+	}
+	if withdrawn {
+		return Issued{}, oauthErr(apierror.OAuthInvalidGrant, "The authorization code was withdrawn: the user's authorizations were revoked after it was issued.")
+	}
 	granted, err := s.standing(ctx, cl, g.UserID, g.Scopes)
 	if err != nil {
 		return Issued{}, err

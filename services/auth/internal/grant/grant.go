@@ -1,7 +1,7 @@
 // Package grant holds the OAuth rules of the token side: one file per grant
 // (authorization_code, refresh_token, client_credentials), revocation,
-// introspection and what a change of a user's permissions ends, over the
-// token stores. It speaks no HTTP: grantapi parses requests and writes the
+// introspection, what a change of a user's permissions ends and signing a
+// user out everywhere, over the token stores. It speaks no HTTP: grantapi parses requests and writes the
 // answers.
 //
 // Errors are of two kinds only. An *apierror.OAuthError is the client's
@@ -28,6 +28,7 @@ import (
 	"github.com/eventreg/eventreg/services/auth/internal/ratelimit"
 	"github.com/eventreg/eventreg/services/auth/internal/refreshtoken"
 	"github.com/eventreg/eventreg/services/auth/internal/scope"
+	"github.com/eventreg/eventreg/services/auth/internal/session"
 )
 
 // Grant types of RFC 6749.
@@ -52,6 +53,8 @@ type Service struct {
 	Codes    *authcode.Store
 	Refresh  *refreshtoken.Store
 	Denylist *refreshtoken.Denylist
+	// Sessions are the browser sessions SignOut ends.
+	Sessions *session.Store
 	// Users answers which permissions a user holds now (usersapi.Client).
 	Users Users
 	// ClientFailures counts failed client authentications per client and

@@ -52,3 +52,31 @@ func (s *Service) UserChanged(ctx context.Context, userID int64) (int, error) {
 	}
 	return n, nil
 }
+
+// SignedOut is what SignOut ended.
+type SignedOut struct {
+	Sessions       int
+	Authorizations int
+}
+
+// SignOut ends everything userID is signed in with: every browser session,
+// every authorization of every app (refresh-token families, whose access
+// tokens stop at the resource services with the next poll of the
+// revocation feed) and every code not redeemed yet. A password change and
+// the operator's `users sign-out` ask for it. It may run again after a
+// failure: what it ended stays ended.
+func (s *Service) SignOut(ctx context.Context, userID int64) (SignedOut, error) {
+	var out SignedOut
+	var err error
+	// Sessions first: once they are gone, no new code can be issued to
+	// outlive the revocation below.
+	if out.Sessions, err = s.Sessions.EndUser(ctx, userID); err != nil {
+		return out, apierror.DependencyFailed(tokenStore, err)
+	}
+	out.Authorizations, err = s.Refresh.RevokeUser(ctx, userID, func(refreshtoken.Family) bool { return true })
+	if err != nil {
+		return out, apierror.DependencyFailed(tokenStore, err)
+	}
+	s.Log.InfoContext(ctx, "signed a user out everywhere", "user_id", userID, "sessions", out.Sessions, "families", out.Authorizations)
+	return out, nil
+}

@@ -87,6 +87,10 @@ func indexKey(userID, clientID int64) string {
 }
 func clientsKey(userID int64) string { return "auth:rtcl:{u" + strconv.FormatInt(userID, 10) + "}" }
 
+// pendingKey indexes the families a user's outstanding codes will start: a
+// sorted set of "<client>:<family>" scored by the code's end (Unix ms).
+func pendingKey(userID int64) string { return "auth:rtpend:{u" + strconv.FormatInt(userID, 10) + "}" }
+
 // newToken returns a token of family id: "<family>.<256 random bits>".
 func newToken(id string) string { return id + "." + randtoken.New(32) }
 
@@ -103,7 +107,7 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 
 var create = redis.NewScript(nowMS + `
 if redis.call('EXISTS', KEYS[1]) == 1 then return 'revoked' end
-redis.call('HSET', KEYS[1], 'cur', ARGV[1], 'client', ARGV[2], 'user', ARGV[3], 'granted', ARGV[4], 'last', ARGV[5], 'jti', ARGV[6], 'revoked', '0', 'created', now)
+redis.call('HSET', KEYS[1], 'cur', ARGV[1], 'client', ARGV[2], 'user', ARGV[3], 'granted', ARGV[4], 'last', ARGV[5], 'jti', ARGV[6], 'revoked', '0', 'created', now, 'v', '2')
 redis.call('PEXPIRE', KEYS[1], math.min(tonumber(ARGV[7]), tonumber(ARGV[8])))
 return 'ok'
 `)
@@ -260,24 +264,118 @@ func (s *Store) RevokeFamily(ctx context.Context, id string) error {
 	return s.denylist.RevokeSessions(ctx, SessionID(id))
 }
 
+// Reserve records that a code issued now for userID and clientID, living
+// ttl, will start family id, so that revoking the user's (or the user and
+// client's) authorizations before the code is redeemed revokes the family
+// before it exists: the redemption is then refused (Withdrawn), or the
+// family it creates is dead (Create answers ErrRevoked).
+func (s *Store) Reserve(ctx context.Context, userID, clientID int64, id string, ttl time.Duration) error {
+	k := pendingKey(userID)
+	now := time.Now()
+	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.ZRemRangeByScore(ctx, k, "-inf", "("+strconv.FormatInt(now.UnixMilli(), 10))
+		p.ZAdd(ctx, k, redis.Z{Score: float64(now.Add(ttl).UnixMilli()), Member: strconv.FormatInt(clientID, 10) + ":" + id})
+		// Each code lives at most ttl; the slack covers a redemption in flight.
+		p.PExpire(ctx, k, ttl+time.Minute)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("reserving a refresh token family: %w", err)
+	}
+	return nil
+}
+
+// Withdrawn reports whether family id was revoked before it was created
+// because its code's user or authorization was revoked meanwhile (not
+// because the code was replayed: the first redemption of a replayed code
+// still gets its, dead, tokens).
+func (s *Store) Withdrawn(ctx context.Context, id string) (bool, error) {
+	v, err := s.rdb.HGet(ctx, famKey(id), "withdrawn").Result()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return false, fmt.Errorf("reading refresh token family: %w", err)
+	}
+	return v == "1", nil
+}
+
+// tombstone revokes a family that does not exist yet; 'live' when it does.
+var tombstone = redis.NewScript(`
+if redis.call('EXISTS', KEYS[1]) == 1 then return 'live' end
+redis.call('HSET', KEYS[1], 'revoked', '1', 'withdrawn', '1')
+redis.call('PEXPIRE', KEYS[1], ARGV[1])
+return 'tombstoned'
+`)
+
+// revokePending revokes the families the outstanding codes of userID (with
+// clientID, or with any client when clientID is 0) will start: every one
+// not created yet, and those created meanwhile that match. It returns how
+// many it revoked.
+func (s *Store) revokePending(ctx context.Context, userID, clientID int64, match func(Family) bool) (int, error) {
+	members, err := s.rdb.ZRangeByScore(ctx, pendingKey(userID), &redis.ZRangeBy{
+		Min: strconv.FormatInt(time.Now().Add(-time.Minute).UnixMilli(), 10), Max: "+inf"}).Result()
+	if err != nil {
+		return 0, fmt.Errorf("listing a user's outstanding codes: %w", err)
+	}
+	n := 0
+	for _, m := range members {
+		c, id, _ := strings.Cut(m, ":")
+		if cid, err := strconv.ParseInt(c, 10, 64); err != nil || (clientID != 0 && cid != clientID) {
+			continue
+		}
+		res, err := tombstone.Run(ctx, s.rdb, []string{famKey(id)}, revokedMemory.Milliseconds()).Text()
+		if err != nil {
+			return n, fmt.Errorf("revoking a reserved refresh token family: %w", err)
+		}
+		if res == "tombstoned" {
+			// The access token of a redemption in flight carries its sid.
+			if err := s.denylist.RevokeSessions(ctx, SessionID(id)); err != nil {
+				return n, err
+			}
+			n++
+			continue
+		}
+		// Created by now, maybe not indexed yet: judged here.
+		f, err := s.read(ctx, id)
+		if errors.Is(err, ErrInvalid) || (err == nil && !match(f.Family)) {
+			continue
+		}
+		if err != nil {
+			return n, err
+		}
+		if err := s.RevokeFamily(ctx, id); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
+}
+
 // FamilyOfToken returns the family id a token names (without checking it).
 func FamilyOfToken(token string) (string, bool) { return familyOf(token) }
 
 // RevokeUserClient revokes every family of userID with clientID, and their
-// access tokens.
+// access tokens, and the families of the outstanding codes of both.
 func (s *Store) RevokeUserClient(ctx context.Context, userID, clientID int64) error {
-	_, err := s.revokeWhere(ctx, userID, clientID, func(Family) bool { return true })
+	all := func(Family) bool { return true }
+	if _, err := s.revokeWhere(ctx, userID, clientID, all); err != nil {
+		return err
+	}
+	_, err := s.revokePending(ctx, userID, clientID, all)
 	return err
 }
 
 // RevokeUser revokes the families of userID (with any client) for which
-// revoke answers true, and returns how many it revoked.
+// revoke answers true, and the families of every outstanding code of
+// userID (a code is redeemed against the grant as it stood when issued),
+// and returns how many it revoked.
 func (s *Store) RevokeUser(ctx context.Context, userID int64, revoke func(Family) bool) (int, error) {
+	n, err := s.revokePending(ctx, userID, 0, revoke)
+	if err != nil {
+		return n, err
+	}
 	clients, err := s.rdb.SMembers(ctx, clientsKey(userID)).Result()
 	if err != nil {
-		return 0, fmt.Errorf("listing a user's refresh tokens: %w", err)
+		return n, fmt.Errorf("listing a user's refresh tokens: %w", err)
 	}
-	n := 0
 	for _, c := range clients {
 		clientID, err := strconv.ParseInt(c, 10, 64)
 		if err != nil {

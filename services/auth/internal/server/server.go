@@ -53,6 +53,8 @@ type App struct {
 	Dispatcher *webhook.Dispatcher
 	// Redis is the client Mount opened (nil after Build alone).
 	Redis redis.UniversalClient
+	// Refresh keeps the refresh-token families.
+	Refresh *refreshtoken.Store
 }
 
 // Build wires everything onto public and internal. users is the users
@@ -74,12 +76,14 @@ func Build(ctx context.Context, cfg config.Serve, log *slog.Logger, pool *pgxpoo
 	denylist := refreshtoken.NewDenylist(rdb, cfg.AccessTokenTTL)
 	refresh := refreshtoken.New(rdb, denylist, refreshtoken.Lifetimes{Idle: cfg.RefreshIdleTTL, Absolute: cfg.RefreshAbsoluteTTL})
 	codes := authcode.New(rdb, cfg.AuthCodeTTL)
+	sessions := session.New(rdb, cfg.SessionIdleTTL, cfg.SessionAbsTTL)
 
-	grantapi.New(&grant.Service{
-		Clients: clients, Tokens: tokens, Codes: codes, Refresh: refresh, Denylist: denylist, Users: users,
+	grants := &grant.Service{
+		Clients: clients, Tokens: tokens, Codes: codes, Refresh: refresh, Denylist: denylist, Sessions: sessions, Users: users,
 		ClientFailures: ratelimit.NewFailures(rdb, "client", cfg.ClientAuthFailures, cfg.ClientFailureWindow),
 		Issuer:         issuer, Log: log, Metrics: metrics,
-	}).Register(public, internal)
+	}
+	grantapi.New(grants).Register(public, internal)
 
 	// Two derivation steps give the CSRF key the bytes the previous release
 	// derives, so forms rendered by one of its replicas still validate
@@ -90,7 +94,7 @@ func Build(ctx context.Context, cfg config.Serve, log *slog.Logger, pool *pgxpoo
 		CSRFKey: csrfKey, FailureDelay: cfg.LoginFailureDelay, Issuer: issuer,
 	}, browser.Deps{
 		Clients: clients, Consents: consentdb.New(pool), Users: users,
-		Sessions: session.New(rdb, cfg.SessionIdleTTL, cfg.SessionAbsTTL), Codes: codes, Refresh: refresh,
+		Sessions: sessions, Codes: codes, Refresh: refresh,
 		AccountAddressFailures: ratelimit.NewFailures(rdb, "login-account-address", cfg.LoginFailuresPerAccount, cfg.LoginFailureWindow),
 		AddressFailures:        ratelimit.NewFailures(rdb, "login-address", cfg.LoginFailuresPerAddress, cfg.LoginFailureWindow),
 		AccountFailures:        ratelimit.NewFailures(rdb, "login-account", cfg.LoginFailuresPerAccount, cfg.LoginFailureWindow),
@@ -105,8 +109,9 @@ func Build(ctx context.Context, cfg config.Serve, log *slog.Logger, pool *pgxpoo
 
 	public.GET(grantapi.PathJWKS, jwks(keys))
 	internal.GET(grantapi.PathJWKS, jwks(keys))
-	app := &App{Keys: keys, Clients: clients}
-	if err := buildWebhooks(app, cfg, log, pool, tokens, denylist, metrics, public, internal); err != nil {
+	app := &App{Keys: keys, Clients: clients, Refresh: refresh}
+	signOut := func(ctx context.Context, userID int64) error { _, err := grants.SignOut(ctx, userID); return err }
+	if err := buildWebhooks(app, cfg, log, pool, tokens, denylist, signOut, metrics, public, internal); err != nil {
 		return nil, err
 	}
 	return app, nil
@@ -120,10 +125,11 @@ func deriveKey(secret []byte, purpose string) []byte {
 	return m.Sum(nil)
 }
 
-// buildWebhooks wires the webhook API onto public and internal, and the
-// dispatcher when this replica delivers.
+// buildWebhooks wires the webhook API onto public and internal (its event
+// intake signing users out as events ask, signOut), and the dispatcher when
+// this replica delivers.
 func buildWebhooks(app *App, cfg config.Serve, log *slog.Logger, pool *pgxpool.Pool, tokens *accesstoken.Issuer,
-	denylist *refreshtoken.Denylist, metrics *authmetrics.Metrics, public, internal gin.IRouter) error {
+	denylist *refreshtoken.Denylist, signOut func(context.Context, int64) error, metrics *authmetrics.Metrics, public, internal gin.IRouter) error {
 	networks, err := cfg.Webhooks.Networks()
 	if err != nil {
 		return err
@@ -136,7 +142,9 @@ func buildWebhooks(app *App, cfg config.Serve, log *slog.Logger, pool *pgxpool.P
 	if err != nil {
 		return err
 	}
-	webhookapi.New(app.Webhooks, tokens, denylist, codec, log).Register(public, internal)
+	intake := webhookapi.New(app.Webhooks, tokens, denylist, codec, log)
+	intake.SignOut = signOut
+	intake.Register(public, internal)
 	if cfg.Webhooks.Delivery {
 		w := cfg.Webhooks
 		app.Dispatcher = webhook.NewDispatcher(store, app.Keys, webhook.DispatcherConfig{
@@ -182,6 +190,23 @@ func jwks(keys *signing.Manager) gin.HandlerFunc {
 	}
 }
 
+// upgradeOldFamilies gives the refresh-token families stored before they had
+// lifetimes their lifetimes, reuse detection and their place in the indexes
+// (refreshtoken.Store.MigrateOld), once per start, in the background: it is
+// idempotent and every replica may run it at once.
+func upgradeOldFamilies(ctx context.Context, refresh *refreshtoken.Store, log *slog.Logger) {
+	n, err := refresh.MigrateOld(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			log.Warn("upgrading refresh token families from before their lifetimes failed; the next start tries again", "error", err.Error())
+		}
+		return
+	}
+	if n > 0 {
+		log.Info("upgraded refresh token families from before their lifetimes", "families", n)
+	}
+}
+
 // Mount wires auth onto rt as `serve` runs it: Redis, the users service's
 // client, every handler (Build), the readiness checks and the background
 // loops (key rotation, webhook delivery), which run until ctx ends. Run and
@@ -209,6 +234,7 @@ func Mount(ctx context.Context, cfg config.Serve, rt *service.Runtime) (*App, er
 	LogClientAddresses(rt.Log, cfg.TrustedProxies, cfg.LoginFailuresPerAddress)
 	rt.Server.AddReadinessCheck("signing-keys", app.Keys.Ready)
 	go app.Keys.Run(ctx)
+	go upgradeOldFamilies(ctx, app.Refresh, rt.Log)
 	// Deliveries in flight finish (or keep their lease) before the pool closes.
 	rt.OnClose(app.StartDispatcher(ctx))
 	return app, nil

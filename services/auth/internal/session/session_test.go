@@ -65,3 +65,72 @@ func TestSessionExpiry(t *testing.T) {
 		}
 	})
 }
+
+func TestEndUser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration: needs redis-server")
+	}
+	rdb, err := redisdb.Open(testkit.NewRedis(t), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rdb.Close()
+	ctx := context.Background()
+	now := time.Now()
+	s := New(rdb, time.Minute, time.Hour)
+	s.now = func() time.Time { return now }
+	create := func(t *testing.T, user int64) Session {
+		t.Helper()
+		sess, err := s.Create(ctx, user)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sess
+	}
+
+	t.Run("ending a user's sessions ends every one of them and no other user's", func(t *testing.T) {
+		a1, a2, b := create(t, 1001), create(t, 1001), create(t, 1002)
+		if n, err := s.EndUser(ctx, 1001); err != nil || n != 2 {
+			t.Fatalf("%d %v", n, err)
+		}
+		for _, id := range []string{a1.ID, a2.ID} {
+			if _, err := s.Get(ctx, id); !errors.Is(err, ErrNone) {
+				t.Fatalf("a session of the user survived: %v", err)
+			}
+		}
+		if _, err := s.Get(ctx, b.ID); err != nil {
+			t.Fatalf("another user's session ended: %v", err)
+		}
+		if n, _ := rdb.Exists(ctx, userKey(1001), endingKey(1001)).Result(); n != 0 {
+			t.Fatal("the index outlived the sessions it named")
+		}
+	})
+	t.Run("the index stores only hashes and lives no longer than its newest session can", func(t *testing.T) {
+		sess := create(t, 1003)
+		members, _ := rdb.ZRange(ctx, userKey(1003), 0, -1).Result()
+		if len(members) != 1 || members[0] == sess.ID {
+			t.Fatalf("index members %v", members)
+		}
+		if ttl, _ := rdb.PTTL(ctx, userKey(1003)).Result(); ttl <= 0 || ttl > time.Hour {
+			t.Fatalf("index ttl %v", ttl)
+		}
+	})
+	t.Run("a sign-in drops the sessions past their absolute end from the index", func(t *testing.T) {
+		create(t, 1004)
+		now = now.Add(time.Hour + time.Second)
+		create(t, 1004)
+		if n, _ := rdb.ZCard(ctx, userKey(1004)).Result(); n != 1 {
+			t.Fatalf("%d members", n)
+		}
+	})
+	t.Run("a sign-in after the sessions were ended counts", func(t *testing.T) {
+		now = time.Now()
+		if _, err := s.EndUser(ctx, 1005); err != nil {
+			t.Fatal(err)
+		}
+		sess := create(t, 1005)
+		if _, err := s.Get(ctx, sess.ID); err != nil {
+			t.Fatal(err)
+		}
+	})
+}

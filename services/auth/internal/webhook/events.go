@@ -21,23 +21,12 @@ const (
 
 // Ingest stores a batch of committed events (in commit order) and fans
 // each new one out to the subscriptions that want it. It returns how many
-// events were new. A batch with one bad event stores nothing.
+// events were new. A batch with one bad event stores nothing. Events
+// addressed to auth itself (authapi.InternalEvents) are skipped: the
+// intake acts on them before.
 func (s *Service) Ingest(ctx context.Context, batch []authapi.Event) (int, error) {
-	if len(batch) > MaxBatch {
-		return 0, &InvalidError{Message: fmt.Sprintf("A batch holds at most %d events.", MaxBatch),
-			Fields: map[string]string{"events": fmt.Sprintf("must hold at most %d events", MaxBatch)}}
-	}
-	events := make([]Event, 0, len(batch))
-	fields := map[string]string{}
-	for i, in := range batch {
-		ev, field, problem := toEvent(in)
-		if problem != "" {
-			fields[fmt.Sprintf("events[%d].%s", i, field)] = problem
-			continue
-		}
-		events = append(events, ev)
-	}
-	if err := invalid("The event batch is not valid; nothing was stored.", fields); err != nil {
+	events, err := parseBatch(batch)
+	if err != nil {
 		return 0, err
 	}
 	if len(events) == 0 {
@@ -51,6 +40,38 @@ func (s *Service) Ingest(ctx context.Context, batch []authapi.Event) (int, error
 		s.metrics.eventReceived(t)
 	}
 	return len(types), nil
+}
+
+// CheckBatch returns the *InvalidError Ingest would refuse batch with, or
+// nil: the intake checks a batch before it acts on its internal events.
+func CheckBatch(batch []authapi.Event) error {
+	_, err := parseBatch(batch)
+	return err
+}
+
+// parseBatch checks a batch and builds its events, the internal ones left out.
+func parseBatch(batch []authapi.Event) ([]Event, error) {
+	if len(batch) > MaxBatch {
+		return nil, &InvalidError{Message: fmt.Sprintf("A batch holds at most %d events.", MaxBatch),
+			Fields: map[string]string{"events": fmt.Sprintf("must hold at most %d events", MaxBatch)}}
+	}
+	events := make([]Event, 0, len(batch))
+	fields := map[string]string{}
+	for i, in := range batch {
+		if authapi.InternalEvents[in.Type] {
+			continue
+		}
+		ev, field, problem := toEvent(in)
+		if problem != "" {
+			fields[fmt.Sprintf("events[%d].%s", i, field)] = problem
+			continue
+		}
+		events = append(events, ev)
+	}
+	if err := invalid("The event batch is not valid; nothing was stored.", fields); err != nil {
+		return nil, err
+	}
+	return events, nil
 }
 
 // toEvent checks a received event and builds its delivery body; on a

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/gin-gonic/gin"
@@ -12,6 +14,8 @@ import (
 	"github.com/eventreg/eventreg/libs/apierror"
 	"github.com/eventreg/eventreg/libs/apireply"
 	"github.com/eventreg/eventreg/libs/authapi"
+
+	"github.com/eventreg/eventreg/services/auth/internal/webhook"
 )
 
 // MaxEventBatchBytes bounds the body of POST /internal/events (the
@@ -29,6 +33,15 @@ func (h *Handler) ingest(c *gin.Context) {
 	batch, e := decodeBatch(body)
 	if e != nil {
 		apireply.Abort(c, e)
+		return
+	}
+	// The whole batch is checked before its sign-outs act.
+	if err := webhook.CheckBatch(batch.Events); err != nil {
+		h.fail(c, err)
+		return
+	}
+	if err := h.signOut(c, batch.Events); err != nil {
+		h.fail(c, err)
 		return
 	}
 	n, err := h.Webhooks.Ingest(c.Request.Context(), batch.Events)
@@ -62,4 +75,37 @@ func decodeBatch(body []byte) (authapi.EventBatch, *apierror.Error) {
 		return batch, apierror.Validation("events is required.", map[string]string{"events": "is required"})
 	}
 	return batch, nil
+}
+
+// signOut signs out the user of every EventUserSignedOut event of batch,
+// before anything of the batch is stored: when it fails, the relay sends
+// the batch again (signing out twice ends nothing more). A malformed one
+// is refused with the batch.
+func (h *Handler) signOut(c *gin.Context, batch []authapi.Event) error {
+	var users []int64
+	for i, e := range batch {
+		if e.Type != authapi.EventUserSignedOut {
+			continue
+		}
+		var d authapi.SignOut
+		dec := json.NewDecoder(bytes.NewReader(e.Data))
+		dec.DisallowUnknownFields()
+		if dec.Decode(&d) != nil || d.UserID <= 0 {
+			field := "events[" + strconv.Itoa(i) + "].data"
+			return apierror.Validation("The event batch is not valid; nothing was stored.",
+				map[string]string{field: `must be {"userId": a positive integer, "reason": text}`})
+		}
+		if !slices.Contains(users, d.UserID) {
+			users = append(users, d.UserID)
+		}
+	}
+	if len(users) > 0 && h.SignOut == nil {
+		return apierror.Unavailable("Signing users out")
+	}
+	for _, id := range users {
+		if err := h.SignOut(c.Request.Context(), id); err != nil {
+			return err
+		}
+	}
+	return nil
 }

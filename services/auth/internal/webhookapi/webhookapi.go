@@ -43,8 +43,11 @@ type Handler struct {
 	Denylist Denylist
 	// Cursor signs the deliveries' page cursors.
 	Cursor *cursor.Codec
-	Log    *slog.Logger
-	reply  apireply.Replier
+	// SignOut signs a user out everywhere (grant.Service.SignOut): what an
+	// authapi.EventUserSignedOut event received asks for.
+	SignOut func(ctx context.Context, userID int64) error
+	Log     *slog.Logger
+	reply   apireply.Replier
 }
 
 // New returns the handler of webhooks; tokens, denylist and codec check the

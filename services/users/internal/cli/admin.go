@@ -107,7 +107,7 @@ func createCommand() *cobra.Command {
 func setPasswordCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "set-password USER_ID",
-		Short: "Set a user's password, read from stdin",
+		Short: "Set a user's password, read from stdin; the user is signed out everywhere",
 		Args:  cobra.ExactArgs(1),
 	}
 	out := service.AddOutputFlag(cmd)
@@ -136,7 +136,43 @@ func setPasswordCommand() *cobra.Command {
 			}
 			return err
 		}
-		return out.Print(cmd.OutOrStdout(), map[string]any{"userId": id, "passwordSet": true}, fmt.Sprintf("password of user %d set", id))
+		return out.Print(cmd.OutOrStdout(), map[string]any{"userId": id, "passwordSet": true, "signOutQueued": true},
+			fmt.Sprintf("password of user %d set; the user will be signed out everywhere", id))
+	}
+	return cmd
+}
+
+func signOutCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "sign-out USER_ID",
+		Short: "Sign a user out everywhere: auth ends every browser session and app authorization of the user",
+		Long: `Sign a user out everywhere. The request is committed to the outbox and carried to
+auth by the relay of a running users service (as every password change is):
+auth then ends every browser session of the user, every authorization of every
+app (refresh tokens), and the access tokens issued with them stop at the
+resource services with the next poll of the revocation feed. The user's
+password is unchanged: use set-password when it may be known to someone else.`,
+		Args: cobra.ExactArgs(1),
+	}
+	out := service.AddOutputFlag(cmd)
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		id, err := parseArgID("USER_ID", args[0])
+		if err != nil {
+			return err
+		}
+		a, err := openAdmin(cmd.Context())
+		if err != nil {
+			return err
+		}
+		defer a.Close()
+		if err := user.NewService(userdb.New(a.pool), a.cfg.ConventionID, nil).SignOut(cmd.Context(), id); err != nil {
+			if errors.Is(err, user.ErrNotFound) {
+				return fmt.Errorf("no user %d", id)
+			}
+			return err
+		}
+		return out.Print(cmd.OutOrStdout(), map[string]any{"userId": id, "signOutQueued": true},
+			fmt.Sprintf("user %d will be signed out everywhere as soon as auth hears of it (seconds, while users serve runs)", id))
 	}
 	return cmd
 }

@@ -27,6 +27,7 @@ func Root() *cobra.Command {
 		importCommand(),
 		createCommand(),
 		setPasswordCommand(),
+		signOutCommand(),
 		rolesCommand(),
 		generateCommand(),
 	)

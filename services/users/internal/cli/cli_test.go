@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/eventreg/eventreg/libs/authapi"
+	"github.com/eventreg/eventreg/libs/fixture"
 	"github.com/eventreg/eventreg/libs/outbox/outboxtest"
 	"github.com/eventreg/eventreg/libs/pgdb"
 	"github.com/eventreg/eventreg/libs/servicetoken"
@@ -139,6 +140,22 @@ func TestAdminCommands(t *testing.T) {
 		}
 		expectEvents(t)
 	})
+	t.Run("an import that changes or removes a stored password signs the user out", func(t *testing.T) {
+		doc := usertest.Demo(t)
+		pw := "a new password for bob 2026"
+		doc.Users[1].Password = &pw  // bob: changed
+		doc.Users[2].Password = nil  // carol: removed
+		doc.Users[3].FirstName = "D" // dave: no password change
+		var st map[string]int
+		if err := json.Unmarshal([]byte(mustRun(t, "", "import", writeFixture(t, doc), "-o", "json")), &st); err != nil || st["usersSignedOut"] != 2 {
+			t.Fatalf("%v %v", st, err)
+		}
+		expectEvents(t, "user-updated user:1004", "user-signed-out user:1002", "user-signed-out user:1003")
+		mustRun(t, "", "import", writeFixture(t, doc))
+		expectEvents(t)
+		mustRun(t, "", "import", usertest.DemoPath(t)) // back to the demo users
+		takeEvents(t)
+	})
 	t.Run("import of a bad file names the record and stores nothing", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "bad.json")
 		_ = os.WriteFile(path, []byte(`{"users": [{"id": 7, "username": "x", "email": "nope", "firstName": "X", "lastName": "Y", "bornAt": "2000-01-01"}]}`), 0o600)
@@ -182,7 +199,18 @@ func TestAdminCommands(t *testing.T) {
 		if _, err := run(t, "", "set-password", "1006"); err == nil {
 			t.Fatal("empty stdin accepted")
 		}
-		expectEvents(t) // the service view does not show the password
+		// Not for the webhooks (the service view does not show the
+		// password): auth signs the user out everywhere.
+		expectEvents(t, "user-signed-out user:1006")
+	})
+	t.Run("sign-out", func(t *testing.T) {
+		if out := mustRun(t, "", "sign-out", "1006", "-o", "json"); !strings.Contains(out, `"signOutQueued": true`) {
+			t.Fatalf("%s", out)
+		}
+		if _, err := run(t, "", "sign-out", "4242"); err == nil || !strings.Contains(err.Error(), "no user 4242") {
+			t.Fatalf("unknown: %v", err)
+		}
+		expectEvents(t, "user-signed-out user:1006")
 	})
 	t.Run("roles create, grant, revoke", func(t *testing.T) {
 		out := mustRun(t, "", "roles", "create", "--name", "dealers", "--permissions", "con:read dealer:manage", "-o", "json")
@@ -351,4 +379,18 @@ func TestServe(t *testing.T) {
 	case <-time.After(15 * time.Second):
 		t.Fatal("serve did not stop")
 	}
+}
+
+// writeFixture writes doc to a file and returns its path.
+func writeFixture(t *testing.T, doc *fixture.Document) string {
+	t.Helper()
+	b, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "fixture.json")
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }

@@ -46,9 +46,9 @@ func importCommand() *cobra.Command {
 			fmt.Fprintf(cmd.ErrOrStderr(), "warning: AUTH_INTERNAL_URL is not set: apps of the %d users whose permissions narrowed keep the access until their next token refresh\n", st.UsersNarrowed)
 		}
 		return out.Print(cmd.OutOrStdout(), st, fmt.Sprintf(
-			"roles: %d new, %d updated, %d unchanged; users: %d new, %d updated, %d unchanged; memberships: %d added, %d removed; passwords hashed: %d; users whose permissions narrowed: %d",
+			"roles: %d new, %d updated, %d unchanged; users: %d new, %d updated, %d unchanged; memberships: %d added, %d removed; passwords hashed: %d; users whose permissions narrowed: %d; users signed out (password changed): %d",
 			st.RolesInserted, st.RolesUpdated, st.RolesUnchanged, st.UsersInserted, st.UsersUpdated, st.UsersUnchanged,
-			st.MembershipsAdded, st.MembershipsRemoved, st.PasswordsHashed, st.UsersNarrowed))
+			st.MembershipsAdded, st.MembershipsRemoved, st.PasswordsHashed, st.UsersNarrowed, st.UsersSignedOut))
 	}
 	return cmd
 }

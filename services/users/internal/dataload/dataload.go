@@ -55,6 +55,9 @@ type Stats struct {
 	// narrowed: it took a membership from them, or a permission from a role
 	// they hold.
 	UsersNarrowed int64 `json:"usersNarrowed"`
+	// UsersSignedOut counts the stored users whose password the import
+	// changed or removed: auth signs each of them out everywhere.
+	UsersSignedOut int64 `json:"usersSignedOut"`
 }
 
 // RejectedError lists why a fixture was refused; nothing was stored.

@@ -20,3 +20,18 @@ func resource(id int64) string { return "user:" + strconv.FormatInt(id, 10) }
 func UpdatedEvent(u User) outbox.Event {
 	return outbox.Event{Type: authapi.EventUserUpdated, Resource: resource(u.ID), Payload: u}
 }
+
+// Reasons a SignedOutEvent gives.
+const (
+	SignOutPasswordChanged = "password-changed"
+	SignOutOperator        = "operator"
+)
+
+// SignedOutEvent asks auth to sign user id out everywhere: every browser
+// session, every authorization of every app and its access tokens (not a
+// webhook event, authapi.EventUserSignedOut). Written in the transaction
+// that changes or removes a password, and by `users sign-out`; the outbox
+// carries it to auth even when auth is down at the time.
+func SignedOutEvent(id int64, reason string) outbox.Event {
+	return outbox.Event{Type: authapi.EventUserSignedOut, Resource: resource(id), Payload: authapi.SignOut{UserID: id, Reason: reason}}
+}

@@ -98,7 +98,11 @@ type Store interface {
 	// whose username or email is login, ignoring case, or ErrNotFound.
 	Credentials(ctx context.Context, login string) (int64, string, error)
 	Create(ctx context.Context, u User, passwordHash *string) error
+	// SetPassword replaces the password hash and writes the user's
+	// SignedOutEvent in the same transaction (ErrNotFound).
 	SetPassword(ctx context.Context, id int64, passwordHash string) error
+	// SignOut writes the user's SignedOutEvent (ErrNotFound).
+	SignOut(ctx context.Context, id int64) error
 	NextID(ctx context.Context) (int64, error)
 }
 
@@ -247,7 +251,12 @@ func (c *Service) Create(ctx context.Context, nu NewUser) (User, error) {
 	return u, nil
 }
 
-// SetPassword replaces a user's password.
+// SignOut asks auth, through the outbox, to end every session and every
+// app authorization of the user (SignedOutEvent).
+func (c *Service) SignOut(ctx context.Context, id int64) error { return c.store.SignOut(ctx, id) }
+
+// SetPassword replaces a user's password; auth then signs the user out
+// everywhere (SignedOutEvent), as whoever held the old one may be signed in.
 func (c *Service) SetPassword(ctx context.Context, id int64, pw string) error {
 	if err := password.Check(pw); err != nil {
 		return &ValidationError{Fields: map[string]string{"password": err.Error()}}

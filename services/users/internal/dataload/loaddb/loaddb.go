@@ -70,7 +70,7 @@ func (s *Store) Import(ctx context.Context, b dataload.Batch) (dataload.Stats, [
 		if err != nil {
 			return err
 		}
-		changed, err := importUsers(ctx, tx, b.Users, &st, &problems)
+		changed, rekeyed, err := importUsers(ctx, tx, b.Users, &st, &problems)
 		if err != nil {
 			return err
 		}
@@ -87,7 +87,16 @@ func (s *Store) Import(ctx context.Context, b dataload.Batch) (dataload.Stats, [
 		narrowed = append(shrunk, removedFrom...)
 		slices.Sort(narrowed)
 		narrowed = slices.Compact(narrowed)
-		return writeEvents(ctx, tx, append(changed, members...))
+		if err := writeEvents(ctx, tx, append(changed, members...)); err != nil {
+			return err
+		}
+		// Whoever knew the old password may be signed in: auth signs them out.
+		st.UsersSignedOut = int64(len(rekeyed))
+		events := make([]outbox.Event, len(rekeyed))
+		for i, id := range rekeyed {
+			events[i] = user.SignedOutEvent(id, user.SignOutPasswordChanged)
+		}
+		return outbox.Add(ctx, tx, events...)
 	})
 	if err != nil {
 		return dataload.Stats{}, nil, err
@@ -156,17 +165,18 @@ const viewColumns = `username, email, email_verified, first_name, last_name, pre
 	address_line1, address_line2, address_city, address_state, address_zipcode, address_country`
 
 // importUsers upserts the users and returns the ids of those it inserted or
-// whose service view it changed.
-func importUsers(ctx context.Context, tx pgx.Tx, users []dataload.UserRow, st *dataload.Stats, problems *fixture.Problems) ([]int64, error) {
+// whose service view it changed, and of the stored users whose password it
+// changed or removed.
+func importUsers(ctx context.Context, tx pgx.Tx, users []dataload.UserRow, st *dataload.Stats, problems *fixture.Problems) (changed, rekeyed []int64, err error) {
 	if _, err := tx.Exec(ctx, `CREATE TEMP TABLE import_users (LIKE users INCLUDING DEFAULTS) ON COMMIT DROP;
 		ALTER TABLE import_users ADD PRIMARY KEY (id)`); err != nil {
-		return nil, fmt.Errorf("preparing the user import: %w", err)
+		return nil, nil, fmt.Errorf("preparing the user import: %w", err)
 	}
 	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"import_users"}, userColumns,
 		pgx.CopyFromSlice(len(users), func(i int) ([]any, error) {
 			return values(users[i].User, users[i].PasswordHash), nil
 		})); err != nil {
-		return nil, fmt.Errorf("copying users: %w", err)
+		return nil, nil, fmt.Errorf("copying users: %w", err)
 	}
 	// Usernames and emails held by stored users the file does not change.
 	for _, col := range []string{"username", "email"} {
@@ -175,7 +185,7 @@ func importUsers(ctx context.Context, tx pgx.Tx, users []dataload.UserRow, st *d
 			WHERE NOT EXISTS (SELECT 1 FROM import_users j WHERE j.id = u.id AND lower(j.`+col+`) <> lower(u.`+col+`))
 			ORDER BY i.id LIMIT 50`)
 		if err != nil {
-			return nil, fmt.Errorf("checking %ss: %w", col, err)
+			return nil, nil, fmt.Errorf("checking %ss: %w", col, err)
 		}
 		var id, other int64
 		var value string
@@ -183,11 +193,11 @@ func importUsers(ctx context.Context, tx pgx.Tx, users []dataload.UserRow, st *d
 			problems.Addf("user %d: %s: %q is already used by stored user %d (case is ignored)", id, col, value, other)
 			return nil
 		}); err != nil {
-			return nil, fmt.Errorf("checking %ss: %w", col, err)
+			return nil, nil, fmt.Errorf("checking %ss: %w", col, err)
 		}
 	}
 	if len(*problems) > 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	set, cmp, exc := "", "", ""
 	for i, c := range userColumns[1:] {
@@ -205,26 +215,27 @@ func importUsers(ctx context.Context, tx pgx.Tx, users []dataload.UserRow, st *d
 		}
 		cols += c
 	}
-	var changed []int64
-	err := tx.QueryRow(ctx, `WITH old AS (
-			SELECT id, (`+viewColumns+`) AS view FROM users WHERE id IN (SELECT id FROM import_users)
+	err = tx.QueryRow(ctx, `WITH old AS (
+			SELECT id, (`+viewColumns+`) AS view, password_hash FROM users WHERE id IN (SELECT id FROM import_users)
 		), up AS (
 			INSERT INTO users (`+cols+`) SELECT `+cols+` FROM import_users
 			ON CONFLICT (id) DO UPDATE SET `+set+`, updated_at = now()
 			WHERE (`+cmp+`) IS DISTINCT FROM (`+exc+`)
-			RETURNING id, (xmax = 0) AS inserted, (`+viewColumns+`) AS view)
+			RETURNING id, (xmax = 0) AS inserted, (`+viewColumns+`) AS view, password_hash)
 		SELECT count(*) FILTER (WHERE up.inserted), count(*) FILTER (WHERE NOT up.inserted),
-			coalesce(array_agg(up.id) FILTER (WHERE up.inserted OR up.view IS DISTINCT FROM old.view), '{}')
-		FROM up LEFT JOIN old USING (id)`).Scan(&st.UsersInserted, &st.UsersUpdated, &changed)
+			coalesce(array_agg(up.id) FILTER (WHERE up.inserted OR up.view IS DISTINCT FROM old.view), '{}'),
+			coalesce(array_agg(up.id ORDER BY up.id) FILTER (WHERE NOT up.inserted AND old.password_hash IS NOT NULL
+				AND up.password_hash IS DISTINCT FROM old.password_hash), '{}')
+		FROM up LEFT JOIN old USING (id)`).Scan(&st.UsersInserted, &st.UsersUpdated, &changed, &rekeyed)
 	if err != nil {
 		if field := userdb.DuplicateField(err); field != "" {
 			problems.Addf("users: two users would have the same %s after the import (values swapped between stored users?)", field)
-			return nil, nil
+			return nil, nil, nil
 		}
-		return nil, fmt.Errorf("storing users: %w", err)
+		return nil, nil, fmt.Errorf("storing users: %w", err)
 	}
 	st.UsersUnchanged = int64(len(users)) - st.UsersInserted - st.UsersUpdated
-	return changed, nil
+	return changed, rekeyed, nil
 }
 
 // importMemberships sets the memberships of the users that list roles and

@@ -224,14 +224,38 @@ func DuplicateField(err error) string {
 
 // SetPassword implements user.Store.
 func (s *Store) SetPassword(ctx context.Context, id int64, passwordHash string) error {
-	tag, err := s.pool.Exec(ctx, `UPDATE users SET password_hash = $2, updated_at = $3 WHERE id = $1`, id, passwordHash, time.Now())
-	if err != nil {
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `UPDATE users SET password_hash = $2, updated_at = $3 WHERE id = $1`, id, passwordHash, time.Now())
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return user.ErrNotFound
+		}
+		return outbox.Add(ctx, tx, user.SignedOutEvent(id, user.SignOutPasswordChanged))
+	})
+	if err != nil && !errors.Is(err, user.ErrNotFound) {
 		return fmt.Errorf("setting the password of user %d: %w", id, err)
 	}
-	if tag.RowsAffected() == 0 {
-		return user.ErrNotFound
+	return err
+}
+
+// SignOut implements user.Store.
+func (s *Store) SignOut(ctx context.Context, id int64) error {
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var found bool
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM users WHERE id = $1)`, id).Scan(&found); err != nil {
+			return err
+		}
+		if !found {
+			return user.ErrNotFound
+		}
+		return outbox.Add(ctx, tx, user.SignedOutEvent(id, user.SignOutOperator))
+	})
+	if err != nil && !errors.Is(err, user.ErrNotFound) {
+		return fmt.Errorf("signing user %d out: %w", id, err)
 	}
-	return nil
+	return err
 }
 
 // NextID implements user.Store: one above the highest id in use.
