@@ -21,10 +21,7 @@ import (
 func postEvents(t *testing.T, s *authtest.Server, events ...authapi.Event) (int, map[string]any) {
 	t.Helper()
 	body, _ := json.Marshal(authapi.EventBatch{Events: events})
-	resp, err := http.Post(s.InternalURL+authapi.PathEvents, "application/json", strings.NewReader(string(body)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := s.Internal(t, http.MethodPost, authapi.PathEvents, "application/json", strings.NewReader(string(body)))
 	defer resp.Body.Close()
 	return resp.StatusCode, decode(t, readAll(t, resp))
 }
@@ -152,9 +149,9 @@ func TestCodesIssuedBeforeARevocationAreRefused(t *testing.T) {
 		staff := oboConfig(s, authtest.StaffID, authtest.StaffSecret, "pii:basic", "registration:read")
 		code := authorize(t, s, newBrowser(t), staff.AuthCodeURL("b"), hana)
 		s.Users.SetPermissions(hana.ID, []string{"system:login"})
-		resp, err := http.Post(s.InternalURL+"/internal/users/"+strconv.FormatInt(hana.ID, 10)+"/permissions-changed", "application/json", nil)
-		if err != nil {
-			t.Fatal(err)
+		resp := s.Internal(t, http.MethodPost, "/internal/users/"+strconv.FormatInt(hana.ID, 10)+"/permissions-changed", "application/json", nil)
+		if resp.StatusCode != http.StatusNoContent && resp.StatusCode != http.StatusOK {
+			t.Fatalf("permissions-changed: %d", resp.StatusCode)
 		}
 		resp.Body.Close()
 		if _, err := exchange(t, staff, code, ""); retrieveCode(err) != "invalid_grant" {
