@@ -14,6 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/eventreg/eventreg/libs/apispec"
 	"github.com/eventreg/eventreg/libs/coalesce"
 	"github.com/eventreg/eventreg/libs/page/keyset"
 )
@@ -27,6 +28,8 @@ var (
 	ErrNameTaken    = errors.New("a role with this name exists")
 	ErrIDTaken      = errors.New("a role with this id exists")
 	ErrNoConvention = errors.New("no current convention (CONVENTION_ID) for a convention-scoped membership")
+	// ErrNotGrantable: apps may not grant or remove this role (AppsMayGrant).
+	ErrNotGrantable = errors.New("apps may not grant or remove this role")
 )
 
 // Scope is how widely a membership applies.
@@ -52,6 +55,33 @@ type Role struct {
 	ID          int64
 	Name        string
 	Permissions []string
+	// Grantable is the operator's mark that apps may grant and remove the
+	// role even though it carries sensitive permissions (AppsMayGrant).
+	Grantable bool
+}
+
+// SensitivePermissions returns the permissions of perms that are sensitive
+// scopes of the route table (libs/apispec/endpoints.json, the table auth's
+// scope catalog is checked against): a user holding one may consent to an
+// app reading other users' data or changing their roles.
+func SensitivePermissions(perms []string) []string {
+	table := apispec.Routes()
+	var out []string
+	for _, p := range perms {
+		if table.SensitiveScope(p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// AppsMayGrant reports whether an app (a token with user:roles:update) may
+// grant r or take it from a user: a role carrying no sensitive permission,
+// or one an operator marked grantable. Otherwise an app with that scope
+// could make any account an administrator, or strip the real ones; only
+// operators (the users CLI, fixtures) manage such roles.
+func (r Role) AppsMayGrant() bool {
+	return r.Grantable || len(SensitivePermissions(r.Permissions)) == 0
 }
 
 // Held is a role as a user holds it.
@@ -80,6 +110,10 @@ type Store interface {
 	Revoke(ctx context.Context, userID, roleID int64, conventionID string) error
 	Create(ctx context.Context, r Role) error
 	NextID(ctx context.Context) (int64, error)
+	// Get returns one role; ErrRoleNotFound.
+	Get(ctx context.Context, roleID int64) (Role, error)
+	// SetGrantable sets the role's Grantable mark; ErrRoleNotFound.
+	SetGrantable(ctx context.Context, roleID int64, grantable bool) error
 }
 
 // Service holds the role rules for the current convention.
@@ -163,6 +197,44 @@ func (c *Service) Grant(ctx context.Context, userID, roleID int64, scope Scope) 
 		return ErrNoConvention
 	}
 	return c.store.Grant(ctx, userID, roleID, c.conventionID, scope)
+}
+
+// GrantByApp is Grant on an app's request (the API): ErrNotGrantable when
+// apps may not grant the role (AppsMayGrant), ErrRoleNotFound.
+func (c *Service) GrantByApp(ctx context.Context, userID, roleID int64, scope Scope) error {
+	if err := c.appMayChange(ctx, roleID); err != nil {
+		return err
+	}
+	return c.Grant(ctx, userID, roleID, scope)
+}
+
+// RevokeByApp is Revoke on an app's request (the API), with GrantByApp's
+// ceiling: an app that may not grant a role may not take it away either.
+func (c *Service) RevokeByApp(ctx context.Context, userID, roleID int64) error {
+	if err := c.appMayChange(ctx, roleID); err != nil {
+		return err
+	}
+	return c.Revoke(ctx, userID, roleID)
+}
+
+// appMayChange checks the ceiling of role changes apps ask for. The role is
+// read before the change, not in its transaction: an operator changing the
+// mark at the same moment is ordered either way, as if a moment apart.
+func (c *Service) appMayChange(ctx context.Context, roleID int64) error {
+	r, err := c.store.Get(ctx, roleID)
+	if err != nil {
+		return err
+	}
+	if !r.AppsMayGrant() {
+		return ErrNotGrantable
+	}
+	return nil
+}
+
+// SetGrantable marks a role as one apps may grant and remove, or unmarks it
+// (an operator's decision; see AppsMayGrant).
+func (c *Service) SetGrantable(ctx context.Context, roleID int64, grantable bool) error {
+	return c.store.SetGrantable(ctx, roleID, grantable)
 }
 
 // Revoke takes a role from a user, whatever the scope it was held in.

@@ -25,13 +25,13 @@ func New(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
 
 // List implements role.Store.
 func (s *Store) List(ctx context.Context, ks keyset.Seek) ([]role.Role, error) {
-	rows, err := s.pool.Query(ctx, `SELECT id, name, permissions FROM roles WHERE id > $1 ORDER BY id LIMIT $2`, ks.After, ks.Limit+1)
+	rows, err := s.pool.Query(ctx, `SELECT id, name, permissions, grantable FROM roles WHERE id > $1 ORDER BY id LIMIT $2`, ks.After, ks.Limit+1)
 	if err != nil {
 		return nil, fmt.Errorf("listing roles: %w", err)
 	}
 	roles, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (role.Role, error) {
 		var x role.Role
-		err := r.Scan(&x.ID, &x.Name, &x.Permissions)
+		err := r.Scan(&x.ID, &x.Name, &x.Permissions, &x.Grantable)
 		return x, err
 	})
 	if err != nil {
@@ -158,9 +158,35 @@ func (s *Store) Revoke(ctx context.Context, userID, roleID int64, conventionID s
 	})
 }
 
+// Get implements role.Store.
+func (s *Store) Get(ctx context.Context, roleID int64) (role.Role, error) {
+	var r role.Role
+	err := s.pool.QueryRow(ctx, `SELECT id, name, permissions, grantable FROM roles WHERE id = $1`, roleID).
+		Scan(&r.ID, &r.Name, &r.Permissions, &r.Grantable)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return r, role.ErrRoleNotFound
+	}
+	if err != nil {
+		return r, fmt.Errorf("reading role %d: %w", roleID, err)
+	}
+	return r, nil
+}
+
+// SetGrantable implements role.Store.
+func (s *Store) SetGrantable(ctx context.Context, roleID int64, grantable bool) error {
+	tag, err := s.pool.Exec(ctx, `UPDATE roles SET grantable = $2, updated_at = now() WHERE id = $1`, roleID, grantable)
+	if err != nil {
+		return fmt.Errorf("marking role %d grantable=%v: %w", roleID, grantable, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return role.ErrRoleNotFound
+	}
+	return nil
+}
+
 // Create implements role.Store.
 func (s *Store) Create(ctx context.Context, r role.Role) error {
-	_, err := s.pool.Exec(ctx, `INSERT INTO roles (id, name, permissions) VALUES ($1, $2, $3)`, r.ID, r.Name, r.Permissions)
+	_, err := s.pool.Exec(ctx, `INSERT INTO roles (id, name, permissions, grantable) VALUES ($1, $2, $3, $4)`, r.ID, r.Name, r.Permissions, r.Grantable)
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == "23505" {
 		if pgErr.ConstraintName == "roles_name_key" {
