@@ -1,10 +1,15 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
+
+	"golang.org/x/oauth2"
 
 	"github.com/eventreg/eventreg/e2e/stack"
 )
@@ -76,4 +81,49 @@ func TestRoleGrantsHaveACeiling(t *testing.T) {
 		s.Command(t, "users", "roles", "unmark-grantable", "1")
 		refused(t, mustSend(t, s, http.MethodDelete, "/api/v0/users/1002/roles/1", tracker, "", ""))
 	})
+}
+
+// TestARoleRemovalReachesAuthOnceItIsBack: a role removed while auth is
+// unreachable still ends what the role allowed apps to do. carol (1003)
+// authorized the Staff Console to read registrations through her staff role;
+// auth is stopped, an operator takes the role, auth starts again: the notice
+// written with the removal (outbox, decision 0090) reaches auth, which
+// revokes the authorization, and her access token is refused at the resource
+// services long before it expires (ACCESS_TOKEN_TTL, 1 h), without any refresh.
+func TestARoleRemovalReachesAuthOnceItIsBack(t *testing.T) {
+	s := stack.Start(t, stack.Options{})
+	gw := s.GatewayURL
+	ctx := context.Background()
+	staff := authApp(gw, authStaffID, authStaffSecret, "pii:basic", "registration:read")
+	verifier := oauth2.GenerateVerifier()
+	code := newAuthHTTPBrowser(t, gw).code(staff.AuthCodeURL("s", oauth2.S256ChallengeOption(verifier)), "carol", "carol demo password 2026")
+	tok, err := staff.Exchange(ctx, code, oauth2.VerifierOption(verifier))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const registration = "/api/v0/users/1003/registration"
+	if st := apiRequest(t, s, registration, tok.AccessToken); st != http.StatusOK {
+		t.Fatalf("before: %d", st)
+	}
+
+	auth := s.Services["auth"]
+	auth.Stop()
+	defer func() {
+		if !auth.Running() { // after a failure: leave a working system
+			auth.Restart(t)
+		}
+	}()
+	// The command's immediate notice fails (auth is down); the removal stands.
+	if out := s.Command(t, "users", "roles", "revoke", "1003", "2"); !strings.Contains(out, "no longer has role 2") {
+		t.Fatalf("revoke: %s", out)
+	}
+	auth.Restart(t)
+	back := time.Now()
+	eventually(t, 60*time.Second, "the access token refused once auth is back", func() error {
+		if st := apiRequest(t, s, registration, tok.AccessToken); st != http.StatusUnauthorized {
+			return fmt.Errorf("%s answered %d", registration, st)
+		}
+		return nil
+	})
+	t.Logf("refused %v after auth came back", time.Since(back).Round(time.Millisecond))
 }

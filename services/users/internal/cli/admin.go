@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/eventreg/eventreg/libs/apispec"
 	"github.com/eventreg/eventreg/libs/authapi"
 	"github.com/eventreg/eventreg/libs/page/keyset"
 	"github.com/eventreg/eventreg/libs/service"
@@ -182,7 +183,8 @@ type roleOut struct {
 }
 
 func roleOutOf(r role.Role) roleOut {
-	return roleOut{ID: r.ID, Name: r.Name, Permissions: r.Permissions, Grantable: r.Grantable, AppsMayGrant: r.AppsMayGrant()}
+	return roleOut{ID: r.ID, Name: r.Name, Permissions: r.Permissions, Grantable: r.Grantable,
+		AppsMayGrant: r.AppsMayGrant(apispec.Routes().SensitiveScope)}
 }
 
 func roleListCommand() *cobra.Command {
@@ -212,7 +214,7 @@ func roleListCommand() *cobra.Command {
 			}
 			for _, r := range page {
 				all = append(all, roleOutOf(r))
-				fmt.Fprintf(&text, "%d\t%s\tapps may grant: %v\t%s\n", r.ID, r.Name, r.AppsMayGrant(), strings.Join(r.Permissions, " "))
+				fmt.Fprintf(&text, "%d\t%s\tapps may grant: %v\t%s\n", r.ID, r.Name, r.AppsMayGrant(apispec.Routes().SensitiveScope), strings.Join(r.Permissions, " "))
 				ks.After = r.ID
 			}
 			if !more {

@@ -88,7 +88,7 @@ func TestAdminCommands(t *testing.T) {
 			t.Fatalf("got %v", err)
 		}
 	})
-	if out := mustRun(t, "", "migrate", "up"); !strings.Contains(out, "database at version 3") {
+	if out := mustRun(t, "", "migrate", "up"); !strings.Contains(out, "database at version 4") {
 		t.Fatalf("migrate: %s", out)
 	}
 	if out := mustRun(t, "", "migrate", "status"); !strings.Contains(out, "current=true") {
@@ -96,7 +96,7 @@ func TestAdminCommands(t *testing.T) {
 	}
 	t.Run("migrate down and up again", func(t *testing.T) {
 		mustRun(t, "", "migrate", "down")
-		if out := mustRun(t, "", "migrate", "status"); !strings.Contains(out, "version 2 of 3") {
+		if out := mustRun(t, "", "migrate", "status"); !strings.Contains(out, "version 3 of 4") {
 			t.Fatalf("status: %s", out)
 		}
 		mustRun(t, "", "migrate", "up")
@@ -184,7 +184,7 @@ func TestAdminCommands(t *testing.T) {
 		if _, err := run(t, "", "roles", "revoke", "1006", "6"); err == nil || !strings.Contains(err.Error(), "does not have role 6") {
 			t.Fatalf("again: %v", err)
 		}
-		expectEvents(t, "user-updated user:1006")
+		expectEvents(t, "user-updated user:1006", "permissions-narrowed user:1006")
 	})
 	t.Run("roles list, mark-grantable, unmark-grantable; operators grant what apps may not", func(t *testing.T) {
 		appsMayGrant := func(t *testing.T) map[int64]bool {
@@ -226,7 +226,7 @@ func TestAdminCommands(t *testing.T) {
 		}
 		mustRun(t, "", "roles", "grant", "1006", "1", "--scope", "global")
 		mustRun(t, "", "roles", "revoke", "1006", "1")
-		expectEvents(t, "user-updated user:1006", "user-updated user:1006")
+		expectEvents(t, "user-updated user:1006", "user-updated user:1006", "permissions-narrowed user:1006")
 	})
 	t.Run("import sets the grantable mark as the file says", func(t *testing.T) {
 		mustRun(t, "", "roles", "unmark-grantable", "2")

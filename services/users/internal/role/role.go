@@ -14,7 +14,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/eventreg/eventreg/libs/apispec"
 	"github.com/eventreg/eventreg/libs/coalesce"
 	"github.com/eventreg/eventreg/libs/page/keyset"
 )
@@ -60,15 +59,18 @@ type Role struct {
 	Grantable bool
 }
 
-// SensitivePermissions returns the permissions of perms that are sensitive
-// scopes of the route table (libs/apispec/endpoints.json, the table auth's
-// scope catalog is checked against): a user holding one may consent to an
-// app reading other users' data or changing their roles.
-func SensitivePermissions(perms []string) []string {
-	table := apispec.Routes()
+// Sensitive reports whether a permission is the name of a sensitive scope:
+// a user holding it may consent to an app reading other users' data or
+// changing their roles. serve and the CLI pass the route table's
+// (apispec.RouteTable.SensitiveScope, libs/apispec/endpoints.json, the table
+// auth's scope catalog is tested against); this package speaks no HTTP.
+type Sensitive func(permission string) bool
+
+// SensitivePermissions returns the permissions of perms that sensitive names.
+func SensitivePermissions(perms []string, sensitive Sensitive) []string {
 	var out []string
 	for _, p := range perms {
-		if table.SensitiveScope(p) {
+		if sensitive(p) {
 			out = append(out, p)
 		}
 	}
@@ -80,8 +82,8 @@ func SensitivePermissions(perms []string) []string {
 // or one an operator marked grantable. Otherwise an app with that scope
 // could make any account an administrator, or strip the real ones; only
 // operators (the users CLI, fixtures) manage such roles.
-func (r Role) AppsMayGrant() bool {
-	return r.Grantable || len(SensitivePermissions(r.Permissions)) == 0
+func (r Role) AppsMayGrant(sensitive Sensitive) bool {
+	return r.Grantable || len(SensitivePermissions(r.Permissions, sensitive)) == 0
 }
 
 // Held is a role as a user holds it.
@@ -105,8 +107,8 @@ type Store interface {
 	// same transaction.
 	Grant(ctx context.Context, userID, roleID int64, conventionID string, scope Scope) error
 	// Revoke removes the global membership and that of conventionID, with
-	// the user's user-updated event; ErrNotHeld when there is none,
-	// ErrUserNotFound, ErrRoleNotFound.
+	// the user's user-updated event and NarrowedEvent; ErrNotHeld when there
+	// is none, ErrUserNotFound, ErrRoleNotFound.
 	Revoke(ctx context.Context, userID, roleID int64, conventionID string) error
 	Create(ctx context.Context, r Role) error
 	NextID(ctx context.Context) (int64, error)
@@ -114,6 +116,11 @@ type Store interface {
 	Get(ctx context.Context, roleID int64) (Role, error)
 	// SetGrantable sets the role's Grantable mark; ErrRoleNotFound.
 	SetGrantable(ctx context.Context, roleID int64, grantable bool) error
+	// SwitchConvention records conventionID as the one whose memberships
+	// count and, when another one was recorded, writes a NarrowedEvent for
+	// each user holding a membership of it, in the same transaction; it
+	// returns how many. The first call records conventionID and writes none.
+	SwitchConvention(ctx context.Context, conventionID string) (lapsed int, err error)
 }
 
 // Service holds the role rules for the current convention.
@@ -125,7 +132,15 @@ type Service struct {
 	heldBy *coalesce.Loader[int64, []Held]
 	notify Notifier
 	log    *slog.Logger
+	// sensitive is what GrantByApp and RevokeByApp judge roles by; nil
+	// (not configured): every permission is sensitive.
+	sensitive Sensitive
 }
+
+// JudgeSensitivityBy makes c judge, for GrantByApp and RevokeByApp, which
+// permissions are sensitive by s. Until it is called every permission is,
+// so a service wired without it refuses apps rather than trusting them.
+func (c *Service) JudgeSensitivityBy(s Sensitive) { c.sensitive = s }
 
 // Notifier hears that a user's permissions may have shrunk, so that what
 // the user authorized apps to do with them ends (authapi.Client: auth
@@ -137,9 +152,10 @@ type Notifier interface {
 // notifyTimeout bounds the call to the notifier after a revocation.
 const notifyTimeout = 3 * time.Second
 
-// NotifyRevocations makes c tell n after every role revocation. A failed
-// notification is logged to log and does not undo the revocation: the
-// authorization server re-checks permissions at every refresh anyway.
+// NotifyRevocations makes c tell n after every role revocation, at once. A
+// failed notification is logged to log and does not undo the revocation:
+// the NarrowedEvent written with it reaches auth through the relay
+// (PublishNotices) once auth answers.
 func (c *Service) NotifyRevocations(n Notifier, log *slog.Logger) {
 	c.notify, c.log = n, log
 }
@@ -148,14 +164,15 @@ func (c *Service) NotifyRevocations(n Notifier, log *slog.Logger) {
 // (a change already committed), each call bounded by notifyTimeout, and
 // returns how many were told. It stops at the first failure, which it logs
 // to log with the number left untold: the authorization server is then
-// unreachable, and it re-checks permissions at every refresh anyway.
+// unreachable, and the NarrowedEvent notices written with the change tell
+// it later (PublishNotices).
 func Tell(ctx context.Context, n Notifier, log *slog.Logger, userIDs []int64) int {
 	for i, id := range userIDs {
 		nctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), notifyTimeout)
 		_, err := n.UserChanged(nctx, id)
 		cancel()
 		if err != nil {
-			log.WarnContext(ctx, "telling auth about narrowed permissions failed; apps keep the access until their next refresh",
+			log.WarnContext(ctx, "telling auth about narrowed permissions failed; the notices in the outbox are retried by the users relay",
 				"user_id", id, "untold", len(userIDs)-i, "error", err.Error())
 			return i
 		}
@@ -225,7 +242,11 @@ func (c *Service) appMayChange(ctx context.Context, roleID int64) error {
 	if err != nil {
 		return err
 	}
-	if !r.AppsMayGrant() {
+	sensitive := c.sensitive
+	if sensitive == nil {
+		sensitive = func(string) bool { return true }
+	}
+	if !r.AppsMayGrant(sensitive) {
 		return ErrNotGrantable
 	}
 	return nil
@@ -235,6 +256,16 @@ func (c *Service) appMayChange(ctx context.Context, roleID int64) error {
 // (an operator's decision; see AppsMayGrant).
 func (c *Service) SetGrantable(ctx context.Context, roleID int64, grantable bool) error {
 	return c.store.SetGrantable(ctx, roleID, grantable)
+}
+
+// SwitchConvention makes the convention of c (CONVENTION_ID) the one whose
+// memberships count, as serve starts. The memberships of the convention
+// recorded before lapse with the change: their users get a NarrowedEvent,
+// written with the record and told to auth by the relay, so that what those
+// memberships allowed apps to do ends, whether or not auth is reachable now.
+// It returns how many users' permissions lapsed.
+func (c *Service) SwitchConvention(ctx context.Context) (int, error) {
+	return c.store.SwitchConvention(ctx, c.conventionID)
 }
 
 // Revoke takes a role from a user, whatever the scope it was held in.

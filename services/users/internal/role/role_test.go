@@ -6,8 +6,12 @@ import (
 	"io"
 	"log/slog"
 	"reflect"
+	"strconv"
+	"strings"
 	"testing"
 
+	"github.com/eventreg/eventreg/libs/apispec"
+	"github.com/eventreg/eventreg/libs/authapi"
 	"github.com/eventreg/eventreg/services/users/internal/role"
 )
 
@@ -125,11 +129,12 @@ func TestAppsMayGrant(t *testing.T) {
 		"volunteer:read, unmarked":         {role.Role{ID: 7, Permissions: []string{"volunteer:read"}}, false},
 		"user:read among others, unmarked": {role.Role{ID: 8, Permissions: []string{"con:read", "user:read"}}, false},
 	} {
-		if got := tc.r.AppsMayGrant(); got != tc.want {
+		if got := tc.r.AppsMayGrant(apispec.Routes().SensitiveScope); got != tc.want {
 			t.Errorf("%s: AppsMayGrant() = %v", name, got)
 		}
 	}
-	if got := role.SensitivePermissions([]string{"user:read", "con:read", "user:roles:update", "volunteer:read", "registration:read", "pii:basic"}); !reflect.DeepEqual(got,
+	if got := role.SensitivePermissions([]string{"user:read", "con:read", "user:roles:update", "volunteer:read", "registration:read", "pii:basic"},
+		apispec.Routes().SensitiveScope); !reflect.DeepEqual(got,
 		[]string{"user:read", "user:roles:update", "volunteer:read", "registration:read"}) {
 		t.Fatalf("%v", got)
 	}
@@ -162,9 +167,14 @@ func (s *memberStore) Revoke(context.Context, int64, int64, string) error {
 func TestAppChangesHaveACeiling(t *testing.T) {
 	ctx := context.Background()
 	admin := role.Role{ID: 1, Name: "admin", Permissions: []string{"user:roles:update"}}
+	judged := func(s role.Store) *role.Service {
+		c := role.NewService(s, "2026")
+		c.JudgeSensitivityBy(apispec.Routes().SensitiveScope)
+		return c
+	}
 	t.Run("an app may neither grant nor revoke an unmarked sensitive role; the store is not asked", func(t *testing.T) {
 		s := &memberStore{r: admin}
-		c := role.NewService(s, "2026")
+		c := judged(s)
 		if err := c.GrantByApp(ctx, 1002, 1, role.Global); !errors.Is(err, role.ErrNotGrantable) {
 			t.Fatalf("grant: %v", err)
 		}
@@ -177,7 +187,7 @@ func TestAppChangesHaveACeiling(t *testing.T) {
 	})
 	t.Run("an operator may, and an app may once the role is marked", func(t *testing.T) {
 		s := &memberStore{r: admin}
-		c := role.NewService(s, "2026")
+		c := judged(s)
 		if c.Grant(ctx, 1002, 1, role.Global) != nil || c.Revoke(ctx, 1002, 1) != nil {
 			t.Fatal("operator refused")
 		}
@@ -190,9 +200,63 @@ func TestAppChangesHaveACeiling(t *testing.T) {
 		}
 	})
 	t.Run("an unknown role is ErrRoleNotFound", func(t *testing.T) {
-		c := role.NewService(&memberStore{r: admin}, "2026")
+		c := judged(&memberStore{r: admin})
 		if err := c.GrantByApp(ctx, 1002, 99, role.Global); !errors.Is(err, role.ErrRoleNotFound) {
 			t.Fatalf("%v", err)
 		}
 	})
+	t.Run("a service not told how to judge sensitivity refuses apps any role with permissions", func(t *testing.T) {
+		c := role.NewService(&memberStore{r: role.Role{ID: 4, Name: "user", Permissions: []string{"system:login"}}}, "2026")
+		if err := c.GrantByApp(ctx, 1002, 4, role.Global); !errors.Is(err, role.ErrNotGrantable) {
+			t.Fatalf("%v", err)
+		}
+	})
+}
+
+func TestPublishNoticesTellsAuthInOrder(t *testing.T) {
+	ctx := context.Background()
+	ev := func(typ string, id int64) authapi.Event {
+		data := []byte(`{"id":"` + strconv.FormatInt(id, 10) + `"}`)
+		if typ == role.NarrowedEventType {
+			data = []byte(`{"userId":` + strconv.FormatInt(id, 10) + `}`)
+		}
+		return authapi.Event{Type: typ, Resource: "user:" + strconv.FormatInt(id, 10), Data: data}
+	}
+	batch := []authapi.Event{ev("user-updated", 1), ev(role.NarrowedEventType, 1), ev(role.NarrowedEventType, 1),
+		ev(role.NarrowedEventType, 2), ev("user-updated", 3), ev(role.NarrowedEventType, 3)}
+	t.Run("webhook events go to auth's intake, notices to the notifier, in order, once per user per run", func(t *testing.T) {
+		var log []string
+		n := &orderedNotifier{log: &log}
+		publish := role.PublishNotices(n, func(_ context.Context, events []authapi.Event) error {
+			for _, e := range events {
+				log = append(log, "event "+e.Resource)
+			}
+			return nil
+		})
+		if err := publish(ctx, batch); err != nil {
+			t.Fatal(err)
+		}
+		want := []string{"event user:1", "told 1", "told 2", "event user:3", "told 3"}
+		if !reflect.DeepEqual(log, want) {
+			t.Fatalf("%v", log)
+		}
+	})
+	t.Run("a failed notice fails the batch, which the relay retries whole", func(t *testing.T) {
+		n := &notifier{err: errors.New("auth is down")}
+		published := 0
+		publish := role.PublishNotices(n, func(_ context.Context, events []authapi.Event) error { published += len(events); return nil })
+		if err := publish(ctx, batch); err == nil || !strings.Contains(err.Error(), "user 1") {
+			t.Fatalf("%v", err)
+		}
+		if published != 1 || !reflect.DeepEqual(n.users, []int64{1}) {
+			t.Fatalf("published %d, told %v: it must stop at the failure", published, n.users)
+		}
+	})
+}
+
+type orderedNotifier struct{ log *[]string }
+
+func (n *orderedNotifier) UserChanged(_ context.Context, id int64) (int, error) {
+	*n.log = append(*n.log, "told "+strconv.FormatInt(id, 10))
+	return 0, nil
 }

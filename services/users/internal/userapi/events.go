@@ -6,17 +6,26 @@ import (
 	"fmt"
 
 	"github.com/eventreg/eventreg/libs/outbox"
+	"github.com/eventreg/eventreg/services/users/internal/role"
 	"github.com/eventreg/eventreg/services/users/internal/user"
 )
 
 // RenderEvents is the outbox relay's render function: each event's user
 // (its payload, the user as committed) rendered by toUserView, as GET
-// /api/v0/users/{id} renders it. A payload that does not decode is a bad row
-// (outbox.BadRows).
+// /api/v0/users/{id} renders it; a notice that permissions narrowed
+// (role.NarrowedEventType, told to auth by role.PublishNotices) as stored. A
+// payload that does not decode is a bad row (outbox.BadRows).
 func RenderEvents(_ context.Context, rows []outbox.Row) ([]json.RawMessage, error) {
 	out := make([]json.RawMessage, len(rows))
 	bad := &outbox.BadRows{}
 	for i, r := range rows {
+		if r.Type == role.NarrowedEventType {
+			if _, err := role.ParseNarrowed(r.Payload); err != nil {
+				bad.Add(i, err)
+			}
+			out[i] = r.Payload
+			continue
+		}
 		var u user.User
 		err := json.Unmarshal(r.Payload, &u)
 		if err == nil && u.ID <= 0 {

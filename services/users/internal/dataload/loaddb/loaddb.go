@@ -60,7 +60,8 @@ func (s *Store) PasswordHashes(ctx context.Context, ids []int64) (map[int64]stri
 // it changes or whose memberships it changes gets one user-updated event,
 // carrying the user as read at the end, in the same transaction. The users
 // it returns lost a membership, or hold (globally or for the batch's
-// convention) a role that lost a permission.
+// convention) a role that lost a permission; each gets a
+// role.NarrowedEvent notice in the same transaction too.
 func (s *Store) Import(ctx context.Context, b dataload.Batch) (dataload.Stats, []int64, error) {
 	var st dataload.Stats
 	var narrowed []int64
@@ -87,7 +88,14 @@ func (s *Store) Import(ctx context.Context, b dataload.Batch) (dataload.Stats, [
 		narrowed = append(shrunk, removedFrom...)
 		slices.Sort(narrowed)
 		narrowed = slices.Compact(narrowed)
-		return writeEvents(ctx, tx, append(changed, members...))
+		if err := writeEvents(ctx, tx, append(changed, members...)); err != nil {
+			return err
+		}
+		notices := make([]outbox.Event, len(narrowed))
+		for i, id := range narrowed {
+			notices[i] = role.NarrowedEvent(id)
+		}
+		return outbox.Add(ctx, tx, notices...)
 	})
 	if err != nil {
 		return dataload.Stats{}, nil, err

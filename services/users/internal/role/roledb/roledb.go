@@ -138,7 +138,8 @@ func (s *Store) Grant(ctx context.Context, userID, roleID int64, conventionID st
 	})
 }
 
-// Revoke implements role.Store, writing the user's user-updated event with
+// Revoke implements role.Store, writing the user's user-updated event and
+// the notice that the user's permissions narrowed (role.NarrowedEvent) with
 // the removal.
 func (s *Store) Revoke(ctx context.Context, userID, roleID int64, conventionID string) error {
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
@@ -154,7 +155,7 @@ func (s *Store) Revoke(ctx context.Context, userID, roleID int64, conventionID s
 		if tag.RowsAffected() == 0 {
 			return role.ErrNotHeld
 		}
-		return outbox.Add(ctx, tx, user.UpdatedEvent(u))
+		return outbox.Add(ctx, tx, user.UpdatedEvent(u), role.NarrowedEvent(userID))
 	})
 }
 
@@ -182,6 +183,41 @@ func (s *Store) SetGrantable(ctx context.Context, roleID int64, grantable bool) 
 		return role.ErrRoleNotFound
 	}
 	return nil
+}
+
+// SwitchConvention implements role.Store. The row lock orders replicas
+// starting at once: the second sees the first's record.
+func (s *Store) SwitchConvention(ctx context.Context, conventionID string) (int, error) {
+	var lapsed []int64
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var old string
+		err := tx.QueryRow(ctx, `SELECT convention_id FROM convention_told FOR UPDATE`).Scan(&old)
+		if errors.Is(err, pgx.ErrNoRows) {
+			_, err = tx.Exec(ctx, `INSERT INTO convention_told (convention_id) VALUES ($1) ON CONFLICT DO NOTHING`, conventionID)
+			return err
+		}
+		if err != nil || old == conventionID {
+			return err
+		}
+		// Global memberships are stored with convention_id '': they stay.
+		if err := tx.QueryRow(ctx, `SELECT coalesce(array_agg(DISTINCT user_id ORDER BY user_id), '{}') FROM role_members
+			WHERE convention_id = $1 AND convention_id <> ''`, old).Scan(&lapsed); err != nil {
+			return err
+		}
+		notices := make([]outbox.Event, len(lapsed))
+		for i, id := range lapsed {
+			notices[i] = role.NarrowedEvent(id)
+		}
+		if err := outbox.Add(ctx, tx, notices...); err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `UPDATE convention_told SET convention_id = $1, changed_at = now()`, conventionID)
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("recording the current convention %q: %w", conventionID, err)
+	}
+	return len(lapsed), nil
 }
 
 // Create implements role.Store.
