@@ -41,3 +41,13 @@ var Routes = sync.OnceValue(func() RouteTable {
 	}
 	return t
 })
+
+// SensitiveScope reports whether name is a sensitive scope of the table: one
+// that reaches administrative endpoints or other users' data, which a user
+// may grant an app only when holding the permission of the same name. auth's
+// scope catalog is checked against this table; users reads it to keep apps
+// from granting the roles that carry such permissions (docs/users.md).
+func (t RouteTable) SensitiveScope(name string) bool {
+	s, ok := t.Scopes[name]
+	return ok && s.Sensitive
+}

@@ -36,12 +36,24 @@ const PublishTimeout = 10 * time.Second
 // rt wait for it before closing the pool. With authURL empty it logs once
 // that events wait in the outbox and starts nothing.
 func StartRelay(ctx context.Context, rt *Runtime, authURL string, render outbox.RenderFunc) error {
+	return StartRelayWith(ctx, rt, authURL, render, nil)
+}
+
+// StartRelayWith is StartRelay with the hand-over to auth wrapped by wrap
+// (nil: none): users tells auth of its permission notices this way, in the
+// order of the outbox (decision 0090).
+func StartRelayWith(ctx context.Context, rt *Runtime, authURL string, render outbox.RenderFunc,
+	wrap func(outbox.PublishFunc) outbox.PublishFunc) error {
 	if authURL == "" {
 		rt.Log.Warn("AUTH_INTERNAL_URL is not set: the outbox relay does not run; events wait in the outbox until a replica with it set relays them")
 		return nil
 	}
+	publish := outbox.PublishTo(authapi.NewClient(authURL, PublishTimeout, rt.Credentials))
+	if wrap != nil {
+		publish = wrap(publish)
+	}
 	relay, err := outbox.NewRelay(outbox.Config{Pool: rt.Pool, Source: rt.Name, Render: render,
-		Publish: outbox.PublishTo(authapi.NewClient(authURL, PublishTimeout, rt.Credentials)), Log: rt.Log, Metrics: rt.Server.Metrics})
+		Publish: publish, Log: rt.Log, Metrics: rt.Server.Metrics})
 	if err != nil {
 		return err
 	}

@@ -12,12 +12,14 @@ var files embed.FS
 
 // OldestSchema is the oldest schema version this release runs on: its
 // readiness passes on that version and every newer one, and fails on an older
-// one (libs/migrations: Status.Serves). It is 2: role changes write the outbox
-// (0002) in their transaction. A release that adds a migration its code does
-// not use yet keeps the previous value, so it stays ready on the schema it is
-// rolled back to; one whose code needs the new migration raises it
-// (docs/deployment.md, Upgrade).
-const OldestSchema = 2
+// one (libs/migrations: Status.Serves). It is 4: role changes write the outbox
+// (0002) in their transaction, the API reads a role's grantable mark (0003)
+// before an app changes a membership, and serve records the convention whose
+// memberships count (0004). A release that adds a migration
+// its code does not use yet keeps the previous value, so it stays ready on the
+// schema it is rolled back to; one whose code needs the new migration raises
+// it (docs/deployment.md, Upgrade).
+const OldestSchema = 4
 
 // Set is the users service's migration set, declaring OldestSchema.
 func Set() libmigrations.Set { return libmigrations.New(files, ".").RunsOn(OldestSchema) }

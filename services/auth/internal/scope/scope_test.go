@@ -3,6 +3,8 @@ package scope
 import (
 	"slices"
 	"testing"
+
+	"github.com/eventreg/eventreg/libs/apispec"
 )
 
 func TestParse(t *testing.T) {
@@ -58,6 +60,20 @@ func TestSetRules(t *testing.T) {
 		}
 		if got := Parse("registration:read").Standing(Parse("registration:read"), nil); got == nil || len(got) != 0 {
 			t.Fatalf("nothing left must be an empty set: %#v", got)
+		}
+	})
+	t.Run("catalog is the route table's, mode and sensitivity", func(t *testing.T) {
+		// users reads sensitivity from the table (apispec.RouteTable.SensitiveScope)
+		// to keep apps from granting roles that carry sensitive permissions.
+		table := apispec.Routes().Scopes
+		if len(table) != len(catalog) {
+			t.Fatalf("endpoints.json has %d scopes, the catalog %d", len(table), len(catalog))
+		}
+		for _, s := range catalog {
+			e, ok := table[s.Name]
+			if !ok || e.Mode != string(s.Mode) || e.Sensitive != s.Sensitive || apispec.Routes().SensitiveScope(s.Name) != s.Sensitive {
+				t.Errorf("%s: catalog %+v, endpoints.json %+v", s.Name, s, e)
+			}
 		}
 	})
 	t.Run("catalog matches the spec's sensitivity", func(t *testing.T) {

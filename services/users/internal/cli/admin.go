@@ -9,6 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/eventreg/eventreg/libs/apispec"
+	"github.com/eventreg/eventreg/libs/page/keyset"
 	"github.com/eventreg/eventreg/libs/service"
 	"github.com/eventreg/eventreg/services/users/internal/password"
 	"github.com/eventreg/eventreg/services/users/internal/role"
@@ -199,8 +201,9 @@ func parseArgIDs(args []string, names ...string) ([]int64, error) {
 }
 
 func rolesCommand() *cobra.Command {
-	cmd := &cobra.Command{Use: "roles", Short: "Create roles, grant and revoke them"}
-	cmd.AddCommand(roleCreateCommand(), roleGrantCommand(), roleRevokeCommand())
+	cmd := &cobra.Command{Use: "roles", Short: "List and create roles, grant and revoke them, mark which apps may grant"}
+	cmd.AddCommand(roleListCommand(), roleCreateCommand(), roleGrantCommand(), roleRevokeCommand(),
+		roleGrantableCommand(true), roleGrantableCommand(false))
 	return cmd
 }
 
@@ -208,6 +211,90 @@ type roleOut struct {
 	ID          int64    `json:"id"`
 	Name        string   `json:"name"`
 	Permissions []string `json:"permissions"`
+	// Grantable is the operator's mark; AppsMayGrant is what the API applies.
+	Grantable    bool `json:"grantable"`
+	AppsMayGrant bool `json:"appsMayGrant"`
+}
+
+func roleOutOf(r role.Role) roleOut {
+	return roleOut{ID: r.ID, Name: r.Name, Permissions: r.Permissions, Grantable: r.Grantable,
+		AppsMayGrant: r.AppsMayGrant(apispec.Routes().SensitiveScope)}
+}
+
+func roleListCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List the roles with their permissions and whether apps may grant them",
+		Args:  cobra.NoArgs,
+	}
+	out := service.AddOutputFlag(cmd)
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		a, err := openAdmin(cmd.Context())
+		if err != nil {
+			return err
+		}
+		defer a.Close()
+		roles := role.NewService(roledb.New(a.pool), a.cfg.ConventionID)
+		all := []roleOut{}
+		var text strings.Builder
+		for ks := (keyset.Seek{Limit: 500}); ; {
+			page, err := roles.List(cmd.Context(), ks)
+			if err != nil {
+				return err
+			}
+			more := len(page) > ks.Limit
+			if more {
+				page = page[:ks.Limit]
+			}
+			for _, r := range page {
+				all = append(all, roleOutOf(r))
+				fmt.Fprintf(&text, "%d\t%s\tapps may grant: %v\t%s\n", r.ID, r.Name, r.AppsMayGrant(apispec.Routes().SensitiveScope), strings.Join(r.Permissions, " "))
+				ks.After = r.ID
+			}
+			if !more {
+				break
+			}
+		}
+		return out.Print(cmd.OutOrStdout(), all, strings.TrimSuffix(text.String(), "\n"))
+	}
+	return cmd
+}
+
+// roleGrantableCommand is mark-grantable (mark) or unmark-grantable.
+func roleGrantableCommand(mark bool) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "mark-grantable ROLE_ID",
+		Short: "Let apps with user:roles:update grant and remove a role that carries sensitive permissions",
+		Args:  cobra.ExactArgs(1),
+	}
+	if !mark {
+		cmd.Use = "unmark-grantable ROLE_ID"
+		cmd.Short = "Keep apps from granting or removing a role that carries sensitive permissions (the default)"
+	}
+	out := service.AddOutputFlag(cmd)
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		id, err := parseArgID("ROLE_ID", args[0])
+		if err != nil {
+			return err
+		}
+		a, err := openAdmin(cmd.Context())
+		if err != nil {
+			return err
+		}
+		defer a.Close()
+		if err := role.NewService(roledb.New(a.pool), a.cfg.ConventionID).SetGrantable(cmd.Context(), id, mark); err != nil {
+			if errors.Is(err, role.ErrRoleNotFound) {
+				return fmt.Errorf("no role %d", id)
+			}
+			return err
+		}
+		msg := fmt.Sprintf("apps may now grant and remove role %d", id)
+		if !mark {
+			msg = fmt.Sprintf("role %d is no longer marked grantable: apps may grant and remove it only if it carries no sensitive permission", id)
+		}
+		return out.Print(cmd.OutOrStdout(), map[string]any{"roleId": id, "grantable": mark}, msg)
+	}
+	return cmd
 }
 
 func roleCreateCommand() *cobra.Command {
@@ -219,8 +306,10 @@ func roleCreateCommand() *cobra.Command {
 	var (
 		id          int64
 		name, perms string
+		grantable   bool
 	)
 	cmd.Flags().Int64Var(&id, "id", 0, "role id (default: one above the highest)")
+	cmd.Flags().BoolVar(&grantable, "grantable", false, "let apps with user:roles:update grant and remove it even with sensitive permissions")
 	cmd.Flags().StringVar(&name, "name", "", "unique role name")
 	cmd.Flags().StringVar(&perms, "permissions", "", "permissions, separated by spaces or commas (e.g. \"user:read con:read\")")
 	out := service.AddOutputFlag(cmd)
@@ -234,7 +323,7 @@ func roleCreateCommand() *cobra.Command {
 		}
 		defer a.Close()
 		roles := role.NewService(roledb.New(a.pool), a.cfg.ConventionID)
-		r, err := roles.Create(cmd.Context(), role.Role{ID: id, Name: name,
+		r, err := roles.Create(cmd.Context(), role.Role{ID: id, Name: name, Grantable: grantable,
 			Permissions: strings.FieldsFunc(perms, func(r rune) bool { return r == ' ' || r == ',' || r == '\t' })})
 		switch {
 		case errors.Is(err, role.ErrNameTaken):
@@ -244,7 +333,7 @@ func roleCreateCommand() *cobra.Command {
 		case err != nil:
 			return err
 		}
-		return out.Print(cmd.OutOrStdout(), roleOut{ID: r.ID, Name: r.Name, Permissions: r.Permissions},
+		return out.Print(cmd.OutOrStdout(), roleOutOf(r),
 			fmt.Sprintf("created role %d (%s)", r.ID, r.Name))
 	}
 	return cmd

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -113,7 +114,7 @@ func TestAdminCommands(t *testing.T) {
 			t.Fatalf("got %v", err)
 		}
 	})
-	if out := mustRun(t, "", "migrate", "up"); !strings.Contains(out, "database at version 2") {
+	if out := mustRun(t, "", "migrate", "up"); !strings.Contains(out, "database at version 4") {
 		t.Fatalf("migrate: %s", out)
 	}
 	if out := mustRun(t, "", "migrate", "status"); !strings.Contains(out, "current=true") {
@@ -121,7 +122,7 @@ func TestAdminCommands(t *testing.T) {
 	}
 	t.Run("migrate down and up again", func(t *testing.T) {
 		mustRun(t, "", "migrate", "down")
-		if out := mustRun(t, "", "migrate", "status"); !strings.Contains(out, "version 1 of 2") {
+		if out := mustRun(t, "", "migrate", "status"); !strings.Contains(out, "version 3 of 4") {
 			t.Fatalf("status: %s", out)
 		}
 		mustRun(t, "", "migrate", "up")
@@ -214,7 +215,7 @@ func TestAdminCommands(t *testing.T) {
 	})
 	t.Run("roles create, grant, revoke", func(t *testing.T) {
 		out := mustRun(t, "", "roles", "create", "--name", "dealers", "--permissions", "con:read dealer:manage", "-o", "json")
-		if out != "{\n  \"id\": 6,\n  \"name\": \"dealers\",\n  \"permissions\": [\n    \"con:read\",\n    \"dealer:manage\"\n  ]\n}\n" {
+		if out != "{\n  \"id\": 6,\n  \"name\": \"dealers\",\n  \"permissions\": [\n    \"con:read\",\n    \"dealer:manage\"\n  ],\n  \"grantable\": false,\n  \"appsMayGrant\": true\n}\n" {
 			t.Fatalf("%q", out)
 		}
 		if _, err := run(t, "", "roles", "create", "--name", "dealers"); err == nil || !strings.Contains(err.Error(), "exists") {
@@ -236,7 +237,62 @@ func TestAdminCommands(t *testing.T) {
 		if _, err := run(t, "", "roles", "revoke", "1006", "6"); err == nil || !strings.Contains(err.Error(), "does not have role 6") {
 			t.Fatalf("again: %v", err)
 		}
-		expectEvents(t, "user-updated user:1006")
+		expectEvents(t, "user-updated user:1006", "permissions-narrowed user:1006")
+	})
+	t.Run("roles list, mark-grantable, unmark-grantable; operators grant what apps may not", func(t *testing.T) {
+		appsMayGrant := func(t *testing.T) map[int64]bool {
+			t.Helper()
+			var roles []struct {
+				ID           int64
+				Grantable    bool
+				AppsMayGrant bool
+			}
+			out := mustRun(t, "", "roles", "list", "-o", "json")
+			if err := json.Unmarshal([]byte(out), &roles); err != nil || len(roles) != 6 {
+				t.Fatalf("%v %s", err, out)
+			}
+			m := map[int64]bool{}
+			for _, r := range roles {
+				m[r.ID] = r.AppsMayGrant
+			}
+			return m
+		}
+		// demo.json: admin carries sensitive permissions, unmarked; staff and
+		// hr carry them, marked; user, agreement-signed and dealers none.
+		want := map[int64]bool{1: false, 2: true, 3: true, 4: true, 5: true, 6: true}
+		if got := appsMayGrant(t); !reflect.DeepEqual(got, want) {
+			t.Fatalf("%v", got)
+		}
+		mustRun(t, "", "roles", "mark-grantable", "1")
+		if got := appsMayGrant(t); !got[1] {
+			t.Fatalf("marked: %v", got)
+		}
+		mustRun(t, "", "roles", "unmark-grantable", "1")
+		if got := appsMayGrant(t); got[1] {
+			t.Fatalf("unmarked: %v", got)
+		}
+		if _, err := run(t, "", "roles", "mark-grantable", "99"); err == nil || !strings.Contains(err.Error(), "no role 99") {
+			t.Fatalf("unknown role: %v", err)
+		}
+		if out := mustRun(t, "", "roles", "list"); !strings.Contains(out, "1\tadmin\tapps may grant: false") {
+			t.Fatalf("%s", out)
+		}
+		mustRun(t, "", "roles", "grant", "1006", "1", "--scope", "global")
+		mustRun(t, "", "roles", "revoke", "1006", "1")
+		expectEvents(t, "user-updated user:1006", "user-updated user:1006", "permissions-narrowed user:1006")
+	})
+	t.Run("import sets the grantable mark as the file says", func(t *testing.T) {
+		mustRun(t, "", "roles", "unmark-grantable", "2")
+		mustRun(t, "", "import", usertest.DemoPath(t))
+		if out := mustRun(t, "", "roles", "list"); !strings.Contains(out, "2\tstaff\tapps may grant: true") {
+			t.Fatalf("%s", out)
+		}
+		mustRun(t, "", "roles", "mark-grantable", "1")
+		mustRun(t, "", "import", usertest.DemoPath(t))
+		if out := mustRun(t, "", "roles", "list"); !strings.Contains(out, "1\tadmin\tapps may grant: false") {
+			t.Fatalf("%s", out)
+		}
+		expectEvents(t)
 	})
 	t.Run("generate", func(t *testing.T) {
 		out := mustRun(t, "", "generate", "--users", "300", "--roles", "4", "--seed", "9", "-o", "json")

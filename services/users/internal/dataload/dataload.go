@@ -121,7 +121,7 @@ func batchOf(doc *fixture.Document, conventionID string) (Batch, map[int]string,
 	roleNames := map[string]int64{}
 	for i, r := range doc.Roles {
 		where := fmt.Sprintf("roles[%d] (id %d)", i, r.ID)
-		x := role.Role{ID: r.ID, Name: r.Name, Permissions: r.Permissions}
+		x := role.Role{ID: r.ID, Name: r.Name, Permissions: r.Permissions, Grantable: r.Grantable}
 		if x.Permissions == nil {
 			x.Permissions = []string{}
 		}

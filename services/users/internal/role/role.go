@@ -27,6 +27,8 @@ var (
 	ErrNameTaken    = errors.New("a role with this name exists")
 	ErrIDTaken      = errors.New("a role with this id exists")
 	ErrNoConvention = errors.New("no current convention (CONVENTION_ID) for a convention-scoped membership")
+	// ErrNotGrantable: apps may not grant or remove this role (AppsMayGrant).
+	ErrNotGrantable = errors.New("apps may not grant or remove this role")
 )
 
 // Scope is how widely a membership applies.
@@ -52,6 +54,36 @@ type Role struct {
 	ID          int64
 	Name        string
 	Permissions []string
+	// Grantable is the operator's mark that apps may grant and remove the
+	// role even though it carries sensitive permissions (AppsMayGrant).
+	Grantable bool
+}
+
+// Sensitive reports whether a permission is the name of a sensitive scope:
+// a user holding it may consent to an app reading other users' data or
+// changing their roles. serve and the CLI pass the route table's
+// (apispec.RouteTable.SensitiveScope, libs/apispec/endpoints.json, the table
+// auth's scope catalog is tested against); this package speaks no HTTP.
+type Sensitive func(permission string) bool
+
+// SensitivePermissions returns the permissions of perms that sensitive names.
+func SensitivePermissions(perms []string, sensitive Sensitive) []string {
+	var out []string
+	for _, p := range perms {
+		if sensitive(p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// AppsMayGrant reports whether an app (a token with user:roles:update) may
+// grant r or take it from a user: a role carrying no sensitive permission,
+// or one an operator marked grantable. Otherwise an app with that scope
+// could make any account an administrator, or strip the real ones; only
+// operators (the users CLI, fixtures) manage such roles.
+func (r Role) AppsMayGrant(sensitive Sensitive) bool {
+	return r.Grantable || len(SensitivePermissions(r.Permissions, sensitive)) == 0
 }
 
 // Held is a role as a user holds it.
@@ -75,11 +107,20 @@ type Store interface {
 	// same transaction.
 	Grant(ctx context.Context, userID, roleID int64, conventionID string, scope Scope) error
 	// Revoke removes the global membership and that of conventionID, with
-	// the user's user-updated event; ErrNotHeld when there is none,
-	// ErrUserNotFound, ErrRoleNotFound.
+	// the user's user-updated event and NarrowedEvent; ErrNotHeld when there
+	// is none, ErrUserNotFound, ErrRoleNotFound.
 	Revoke(ctx context.Context, userID, roleID int64, conventionID string) error
 	Create(ctx context.Context, r Role) error
 	NextID(ctx context.Context) (int64, error)
+	// Get returns one role; ErrRoleNotFound.
+	Get(ctx context.Context, roleID int64) (Role, error)
+	// SetGrantable sets the role's Grantable mark; ErrRoleNotFound.
+	SetGrantable(ctx context.Context, roleID int64, grantable bool) error
+	// SwitchConvention records conventionID as the one whose memberships
+	// count and, when another one was recorded, writes a NarrowedEvent for
+	// each user holding a membership of it, in the same transaction; it
+	// returns how many. The first call records conventionID and writes none.
+	SwitchConvention(ctx context.Context, conventionID string) (lapsed int, err error)
 }
 
 // Service holds the role rules for the current convention.
@@ -91,7 +132,15 @@ type Service struct {
 	heldBy *coalesce.Loader[int64, []Held]
 	notify Notifier
 	log    *slog.Logger
+	// sensitive is what GrantByApp and RevokeByApp judge roles by; nil
+	// (not configured): every permission is sensitive.
+	sensitive Sensitive
 }
+
+// JudgeSensitivityBy makes c judge, for GrantByApp and RevokeByApp, which
+// permissions are sensitive by s. Until it is called every permission is,
+// so a service wired without it refuses apps rather than trusting them.
+func (c *Service) JudgeSensitivityBy(s Sensitive) { c.sensitive = s }
 
 // Notifier hears that a user's permissions may have shrunk, so that what
 // the user authorized apps to do with them ends (authapi.Client: auth
@@ -103,9 +152,10 @@ type Notifier interface {
 // notifyTimeout bounds the call to the notifier after a revocation.
 const notifyTimeout = 3 * time.Second
 
-// NotifyRevocations makes c tell n after every role revocation. A failed
-// notification is logged to log and does not undo the revocation: the
-// authorization server re-checks permissions at every refresh anyway.
+// NotifyRevocations makes c tell n after every role revocation, at once. A
+// failed notification is logged to log and does not undo the revocation:
+// the NarrowedEvent written with it reaches auth through the relay
+// (PublishNotices) once auth answers.
 func (c *Service) NotifyRevocations(n Notifier, log *slog.Logger) {
 	c.notify, c.log = n, log
 }
@@ -114,14 +164,15 @@ func (c *Service) NotifyRevocations(n Notifier, log *slog.Logger) {
 // (a change already committed), each call bounded by notifyTimeout, and
 // returns how many were told. It stops at the first failure, which it logs
 // to log with the number left untold: the authorization server is then
-// unreachable, and it re-checks permissions at every refresh anyway.
+// unreachable, and the NarrowedEvent notices written with the change tell
+// it later (PublishNotices).
 func Tell(ctx context.Context, n Notifier, log *slog.Logger, userIDs []int64) int {
 	for i, id := range userIDs {
 		nctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), notifyTimeout)
 		_, err := n.UserChanged(nctx, id)
 		cancel()
 		if err != nil {
-			log.WarnContext(ctx, "telling auth about narrowed permissions failed; apps keep the access until their next refresh",
+			log.WarnContext(ctx, "telling auth about narrowed permissions failed; the notices in the outbox are retried by the users relay",
 				"user_id", id, "untold", len(userIDs)-i, "error", err.Error())
 			return i
 		}
@@ -163,6 +214,58 @@ func (c *Service) Grant(ctx context.Context, userID, roleID int64, scope Scope) 
 		return ErrNoConvention
 	}
 	return c.store.Grant(ctx, userID, roleID, c.conventionID, scope)
+}
+
+// GrantByApp is Grant on an app's request (the API): ErrNotGrantable when
+// apps may not grant the role (AppsMayGrant), ErrRoleNotFound.
+func (c *Service) GrantByApp(ctx context.Context, userID, roleID int64, scope Scope) error {
+	if err := c.appMayChange(ctx, roleID); err != nil {
+		return err
+	}
+	return c.Grant(ctx, userID, roleID, scope)
+}
+
+// RevokeByApp is Revoke on an app's request (the API), with GrantByApp's
+// ceiling: an app that may not grant a role may not take it away either.
+func (c *Service) RevokeByApp(ctx context.Context, userID, roleID int64) error {
+	if err := c.appMayChange(ctx, roleID); err != nil {
+		return err
+	}
+	return c.Revoke(ctx, userID, roleID)
+}
+
+// appMayChange checks the ceiling of role changes apps ask for. The role is
+// read before the change, not in its transaction: an operator changing the
+// mark at the same moment is ordered either way, as if a moment apart.
+func (c *Service) appMayChange(ctx context.Context, roleID int64) error {
+	r, err := c.store.Get(ctx, roleID)
+	if err != nil {
+		return err
+	}
+	sensitive := c.sensitive
+	if sensitive == nil {
+		sensitive = func(string) bool { return true }
+	}
+	if !r.AppsMayGrant(sensitive) {
+		return ErrNotGrantable
+	}
+	return nil
+}
+
+// SetGrantable marks a role as one apps may grant and remove, or unmarks it
+// (an operator's decision; see AppsMayGrant).
+func (c *Service) SetGrantable(ctx context.Context, roleID int64, grantable bool) error {
+	return c.store.SetGrantable(ctx, roleID, grantable)
+}
+
+// SwitchConvention makes the convention of c (CONVENTION_ID) the one whose
+// memberships count, as serve starts. The memberships of the convention
+// recorded before lapse with the change: their users get a NarrowedEvent,
+// written with the record and told to auth by the relay, so that what those
+// memberships allowed apps to do ends, whether or not auth is reachable now.
+// It returns how many users' permissions lapsed.
+func (c *Service) SwitchConvention(ctx context.Context) (int, error) {
+	return c.store.SwitchConvention(ctx, c.conventionID)
 }
 
 // Revoke takes a role from a user, whatever the scope it was held in.

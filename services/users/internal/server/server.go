@@ -4,9 +4,14 @@ package server
 
 import (
 	"context"
+	"fmt"
+	"log/slog"
 	"runtime"
+	"time"
 
+	"github.com/eventreg/eventreg/libs/apispec"
 	"github.com/eventreg/eventreg/libs/authapi"
+	"github.com/eventreg/eventreg/libs/outbox"
 	"github.com/eventreg/eventreg/libs/service"
 	"github.com/eventreg/eventreg/libs/volunteersapi"
 
@@ -19,6 +24,44 @@ import (
 	"github.com/eventreg/eventreg/services/users/internal/user/userdb"
 	"github.com/eventreg/eventreg/services/users/internal/userapi"
 )
+
+// switchConvention records the configured convention in the background
+// (role.Service.SwitchConvention), retrying while the database is
+// unreachable: serve starts without it, as readiness waits for it. The
+// function returned waits for it to stop.
+func switchConvention(ctx context.Context, roles *role.Service, conventionID string, log *slog.Logger) func(context.Context) error {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for wait := 250 * time.Millisecond; ; wait = min(2*wait, 30*time.Second) {
+			lapsed, err := roles.SwitchConvention(ctx)
+			if err == nil {
+				if lapsed > 0 {
+					log.InfoContext(ctx, "CONVENTION_ID changed: the memberships of the previous convention lapsed; auth is told through the outbox",
+						"convention_id", conventionID, "users", lapsed)
+				}
+				return
+			}
+			if ctx.Err() != nil {
+				return
+			}
+			log.WarnContext(ctx, "recording the current convention failed; retrying", "retry_in", wait.String(), "error", err.Error())
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(wait):
+			}
+		}
+	}()
+	return func(wait context.Context) error {
+		select {
+		case <-done:
+			return nil
+		case <-wait.Done():
+			return fmt.Errorf("recording the current convention: %w", wait.Err())
+		}
+	}
+}
 
 // Mount builds the service on rt: token validation and cursors, the
 // business layers over their stores, the forwarding of the sub-resources
@@ -41,11 +84,17 @@ func Mount(ctx context.Context, cfg config.Serve, rt *service.Runtime) error {
 	}
 	users := user.NewService(userdb.New(rt.Pool), cfg.ConventionID, passwords)
 	roles := role.NewService(roledb.New(rt.Pool), cfg.ConventionID)
+	roles.JudgeSensitivityBy(apispec.Routes().SensitiveScope)
+	var notifier role.Notifier
 	if cfg.AuthInternalURL != "" {
-		roles.NotifyRevocations(authapi.NewClient(cfg.AuthInternalURL, config.AuthTimeout, rt.Credentials), rt.Log)
+		notifier = authapi.NewClient(cfg.AuthInternalURL, config.AuthTimeout, rt.Credentials)
+		roles.NotifyRevocations(notifier, rt.Log)
 	} else {
 		rt.Log.Warn("AUTH_INTERNAL_URL is not set: apps keep what a revoked role allowed until their next token refresh")
 	}
+	// Memberships of a convention other than CONVENTION_ID lapse: their
+	// users' notices wait in the outbox with the relay's other events.
+	rt.OnClose(switchConvention(ctx, roles, cfg.ConventionID, rt.Log))
 
 	// The sub-resources other services own, forwarded to their public listeners.
 	owners := userapi.Owners{}
@@ -71,6 +120,12 @@ func Mount(ctx context.Context, cfg config.Serve, rt *service.Runtime) error {
 		Owners:     owners,
 	}).Register(rt.Server.Public, rt.Server.Internal)
 
-	// The outbox relay: committed user events, rendered as the read API renders them, to auth.
-	return service.StartRelay(ctx, rt, cfg.AuthInternalURL, userapi.RenderEvents)
+	// The outbox relay: committed user events, rendered as the read API
+	// renders them, to auth; and the notices that users' permissions
+	// narrowed, told to auth one by one (role.PublishNotices). The immediate
+	// notification after a revocation (NotifyRevocations) is the fast path;
+	// the notice is what survives auth being unreachable at that moment.
+	return service.StartRelayWith(ctx, rt, cfg.AuthInternalURL, userapi.RenderEvents, func(p outbox.PublishFunc) outbox.PublishFunc {
+		return role.PublishNotices(notifier, p)
+	})
 }

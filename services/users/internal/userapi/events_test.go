@@ -13,6 +13,7 @@ import (
 	"github.com/eventreg/eventreg/libs/outbox/outboxtest"
 	"github.com/eventreg/eventreg/services/users/internal/dataload"
 	"github.com/eventreg/eventreg/services/users/internal/dataload/loaddb"
+	"github.com/eventreg/eventreg/services/users/internal/role"
 	"github.com/eventreg/eventreg/services/users/internal/user/userdb"
 	"github.com/eventreg/eventreg/services/users/internal/userapi"
 	"github.com/eventreg/eventreg/services/users/internal/usertest"
@@ -31,6 +32,12 @@ func TestEvents(t *testing.T) {
 		t.Helper()
 		outboxtest.Expect(t, e.pool, userapi.RenderEvents, func(r outbox.Row, data json.RawMessage) {
 			id, _ := strconv.ParseInt(strings.TrimPrefix(r.Resource, "user:"), 10, 64)
+			if r.Type == role.NarrowedEventType { // a notice for auth, rendered as stored
+				if n, err := role.ParseNarrowed(data); err != nil || n.UserID != id {
+					t.Fatalf("notice %s: %s %v", r.Resource, data, err)
+				}
+				return
+			}
 			stored, err := userdb.New(e.pool).Get(ctx, id)
 			if err != nil {
 				t.Fatal(err)
@@ -50,7 +57,7 @@ func TestEvents(t *testing.T) {
 	t.Run("the import of new users wrote one event each", func(t *testing.T) {
 		expectEvents(t, "user-updated user:1001", "user-updated user:1002", "user-updated user:1003", "user-updated user:1004", "user-updated user:1005")
 	})
-	t.Run("PUT and DELETE of a role write user-updated; refusals write nothing", func(t *testing.T) {
+	t.Run("PUT and DELETE of a role write user-updated, DELETE the notice for auth; refusals write nothing", func(t *testing.T) {
 		expect(t, e.call(t, "PUT", "/api/v0/users/1002/roles/2", up, `{"scope": "convention"}`), 204)
 		expectEvents(t, "user-updated user:1002")
 		expect(t, e.call(t, "PUT", "/api/v0/users/1002/roles/2", up, `{"scope": "global"}`), 409)
@@ -58,7 +65,7 @@ func TestEvents(t *testing.T) {
 		expect(t, e.call(t, "PUT", "/api/v0/users/1002/roles/99", up, `{"scope": "global"}`), 404)
 		expectEvents(t)
 		expect(t, e.call(t, "DELETE", "/api/v0/users/1002/roles/2", up, ""), 204)
-		expectEvents(t, "user-updated user:1002")
+		expectEvents(t, "user-updated user:1002", "permissions-narrowed user:1002")
 		expect(t, e.call(t, "DELETE", "/api/v0/users/1002/roles/2", up, ""), 404)
 		expectEvents(t)
 	})
@@ -78,7 +85,8 @@ func TestEvents(t *testing.T) {
 		if st.UsersUpdated != 3 || st.RolesUpdated != 1 {
 			t.Fatalf("stats %+v", st)
 		}
-		expectEvents(t, "user-updated user:1001", "user-updated user:1003", "user-updated user:1004")
+		// 1004 lost a membership: auth is told, after the events.
+		expectEvents(t, "user-updated user:1001", "user-updated user:1003", "user-updated user:1004", "permissions-narrowed user:1004")
 		if _, err := load(t, doc); err != nil {
 			t.Fatal(err)
 		}

@@ -95,6 +95,10 @@ type envOptions struct {
 	// owners are the public listeners of volunteers and registrations, by
 	// name; default: a stand-in that answers 200 naming itself.
 	owners map[string]string
+	// authURL is AUTH_INTERNAL_URL (default none: no relay, no notices told).
+	authURL string
+	// conventionID is CONVENTION_ID (default usertest.ConventionID).
+	conventionID string
 }
 
 // newEnv runs the users service the way serve does (service.StartLogging,
@@ -134,12 +138,13 @@ func newEnv(t *testing.T, opts envOptions) *env {
 			TrustedProxies: []string{"127.0.0.1/32"}}, InternalAuth: resourcetest.InternalAuth},
 		Resource: service.Resource{AuthIssuer: tokentest.Issuer, AuthJWKSURL: e.keys.srv.JWKSURL, TokenAudience: tokentest.Audience,
 			TokenLeeway: 5 * time.Second, JWKSRefresh: 5 * time.Minute, RevocationPoll: time.Second,
-			CursorKey: "a-cursor-key-of-at-least-32-bytes-long", ConventionID: usertest.ConventionID,
+			CursorKey: "a-cursor-key-of-at-least-32-bytes-long", ConventionID: cmp.Or(opts.conventionID, usertest.ConventionID),
 			RedisURL: opts.redisURL, RateLimit: opts.rateLimit},
 		VolunteersInternalURL: opts.volunteersURL,
 		VolunteersPublicURL:   owners["volunteers"], RegistrationsPublicURL: owners["registrations"],
 		PasswordChecks: cmp.Or(opts.passwordSlots, 2),
 	}
+	cfg.AuthInternalURL = opts.authURL
 	ctx, cancel := context.WithCancel(context.Background())
 	rt, err := service.StartLogging(ctx, "users", cfg.Base, migrations.Set(), e.logs)
 	if err != nil {

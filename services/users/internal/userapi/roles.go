@@ -72,7 +72,8 @@ func membershipIDs(c *gin.Context) (userID, roleID int64, ok bool) {
 	return userID, roleID, true
 }
 
-// grantRole serves PUT /api/v0/users/:userId/roles/:roleId.
+// grantRole serves PUT /api/v0/users/:userId/roles/:roleId; a role apps may
+// not grant (role.AppsMayGrant) is a 403.
 func (h *Handler) grantRole(c *gin.Context) {
 	userID, roleID, ok := membershipIDs(c)
 	if !ok {
@@ -94,7 +95,7 @@ func (h *Handler) grantRole(c *gin.Context) {
 		apireply.Abort(c, apierror.Validation("scope must be global or convention.", map[string]string{"scope": "must be global or convention"}))
 		return
 	}
-	if err := h.Roles.Grant(c.Request.Context(), userID, roleID, scope); err != nil {
+	if err := h.Roles.GrantByApp(c.Request.Context(), userID, roleID, scope); err != nil {
 		h.reply.Error(c, err)
 		return
 	}
@@ -102,13 +103,14 @@ func (h *Handler) grantRole(c *gin.Context) {
 	c.Status(http.StatusNoContent)
 }
 
-// revokeRole serves DELETE /api/v0/users/:userId/roles/:roleId.
+// revokeRole serves DELETE /api/v0/users/:userId/roles/:roleId, with
+// grantRole's ceiling.
 func (h *Handler) revokeRole(c *gin.Context) {
 	userID, roleID, ok := membershipIDs(c)
 	if !ok {
 		return
 	}
-	if err := h.Roles.Revoke(c.Request.Context(), userID, roleID); err != nil {
+	if err := h.Roles.RevokeByApp(c.Request.Context(), userID, roleID); err != nil {
 		h.reply.Error(c, err)
 		return
 	}

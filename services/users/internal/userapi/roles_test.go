@@ -17,6 +17,8 @@ import (
 	"github.com/eventreg/eventreg/libs/ratelimit"
 	"github.com/eventreg/eventreg/libs/testkit"
 	"github.com/eventreg/eventreg/libs/usersapi"
+	"github.com/eventreg/eventreg/services/users/internal/role"
+	"github.com/eventreg/eventreg/services/users/internal/role/roledb"
 	"github.com/eventreg/eventreg/services/users/internal/usertest"
 )
 
@@ -196,13 +198,68 @@ func TestGrantAndRevoke(t *testing.T) {
 		expectError(t, e.call(t, "DELETE", "/api/v0/users/1002/roles/2", up, ""), 404, "resource", "The user does not have this role.")
 	})
 	t.Run("DELETE removes a global membership too", func(t *testing.T) {
-		expect(t, e.call(t, "DELETE", "/api/v0/users/1001/roles/1", up, ""), 204)
-		if got := rolesOf(t, "1001"); strings.Contains(got, `"admin"`) {
+		expect(t, e.call(t, "DELETE", "/api/v0/users/1003/roles/4", up, ""), 204)
+		if got := rolesOf(t, "1003"); strings.Contains(got, `"user"`) {
 			t.Fatalf("%s", got)
 		}
 	})
 	t.Run("DELETE with a bad id is 400", func(t *testing.T) {
 		expectError(t, e.call(t, "DELETE", "/api/v0/users/1002/roles/-2", up, ""), 400, "validation", "")
+	})
+}
+
+// TestAppsGrantOnlyGrantableRoles: the ceiling of role changes through the
+// API (docs/users.md, Roles apps may grant). In demo.json admin (1) carries
+// sensitive permissions unmarked, staff (2) carries them marked grantable,
+// user (4) carries none.
+func TestAppsGrantOnlyGrantableRoles(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	up := e.keys.service(t, "user:roles:update")
+	read := e.keys.service(t, "user:read")
+	rolesOf := func(t *testing.T, id string) string {
+		t.Helper()
+		return string(e.call(t, "GET", "/api/v0/users/"+id+"/roles", read, "").body)
+	}
+	const refusal = "Apps may not grant or remove this role: it carries sensitive permissions and an operator has not marked it grantable."
+	t.Run("granting an unmarked role with sensitive permissions is 403 access, in either scope, and changes nothing", func(t *testing.T) {
+		before := rolesOf(t, "1002")
+		for _, scope := range []string{"global", "convention"} {
+			expectError(t, e.call(t, "PUT", "/api/v0/users/1002/roles/1", up, `{"scope": "`+scope+`"}`), 403, "access", refusal)
+		}
+		if after := rolesOf(t, "1002"); after != before {
+			t.Fatalf("changed: %s → %s", before, after)
+		}
+		if r := e.callInternal(t, "GET", "/internal/users/1002/permissions", ""); strings.Contains(string(r.body), "user:roles:update") {
+			t.Fatalf("bob got admin's permissions: %s", r.body)
+		}
+	})
+	t.Run("removing it is refused alike, held or not", func(t *testing.T) {
+		expectError(t, e.call(t, "DELETE", "/api/v0/users/1001/roles/1", up, ""), 403, "access", refusal)
+		expectError(t, e.call(t, "DELETE", "/api/v0/users/1002/roles/1", up, ""), 403, "access", refusal)
+		if got := rolesOf(t, "1001"); !strings.Contains(got, `"admin"`) {
+			t.Fatalf("alice lost admin: %s", got)
+		}
+	})
+	t.Run("an unknown role is still 404, an unknown user with a refused role 403", func(t *testing.T) {
+		expectError(t, e.call(t, "PUT", "/api/v0/users/1002/roles/99", up, `{"scope": "global"}`), 404, "resource", "No such role.")
+		expectError(t, e.call(t, "PUT", "/api/v0/users/4242/roles/1", up, `{"scope": "global"}`), 403, "access", refusal)
+	})
+	t.Run("a role marked grantable, and one without sensitive permissions, are granted and removed", func(t *testing.T) {
+		for _, id := range []string{"2", "4"} { // 1005 holds neither
+			expect(t, e.call(t, "PUT", "/api/v0/users/1005/roles/"+id, up, `{"scope": "global"}`), 204)
+			expect(t, e.call(t, "DELETE", "/api/v0/users/1005/roles/"+id, up, ""), 204)
+		}
+	})
+	t.Run("an operator's mark opens admin to apps, and unmarking closes it again", func(t *testing.T) {
+		roles := role.NewService(roledb.New(e.pool), "2026")
+		if err := roles.SetGrantable(context.Background(), 1, true); err != nil {
+			t.Fatal(err)
+		}
+		expect(t, e.call(t, "PUT", "/api/v0/users/1002/roles/1", up, `{"scope": "global"}`), 204)
+		if err := roles.SetGrantable(context.Background(), 1, false); err != nil {
+			t.Fatal(err)
+		}
+		expectError(t, e.call(t, "DELETE", "/api/v0/users/1002/roles/1", up, ""), 403, "access", refusal)
 	})
 }
 

@@ -167,6 +167,9 @@ var errorRules = []apireply.Rule{
 	apireply.Is(user.ErrNotFound, func() *apierror.Error { return apierror.NotFound("No such user.") }),
 	apireply.Is(role.ErrUserNotFound, func() *apierror.Error { return apierror.NotFound("No such user.") }),
 	apireply.Is(role.ErrRoleNotFound, func() *apierror.Error { return apierror.NotFound("No such role.") }),
+	apireply.Is(role.ErrNotGrantable, func() *apierror.Error {
+		return apierror.Forbidden("Apps may not grant or remove this role: it carries sensitive permissions and an operator has not marked it grantable.")
+	}),
 	apireply.Is(role.ErrNotHeld, func() *apierror.Error { return apierror.NotFound("The user does not have this role.") }),
 	apireply.Is(role.ErrAlreadyHeld, func() *apierror.Error {
 		return apierror.Conflict(apierror.CodeUserWasAlreadyAdded, "UserWasAlreadyAdded: the user already has this role.")

@@ -60,7 +60,8 @@ func (s *Store) PasswordHashes(ctx context.Context, ids []int64) (map[int64]stri
 // it changes or whose memberships it changes gets one user-updated event,
 // carrying the user as read at the end, in the same transaction. The users
 // it returns lost a membership, or hold (globally or for the batch's
-// convention) a role that lost a permission.
+// convention) a role that lost a permission; each gets a
+// role.NarrowedEvent notice in the same transaction too.
 func (s *Store) Import(ctx context.Context, b dataload.Batch) (dataload.Stats, []int64, error) {
 	var st dataload.Stats
 	var narrowed []int64
@@ -92,9 +93,12 @@ func (s *Store) Import(ctx context.Context, b dataload.Batch) (dataload.Stats, [
 		}
 		// Whoever knew the old password may be signed in: auth signs them out.
 		st.UsersSignedOut = int64(len(rekeyed))
-		events := make([]outbox.Event, len(rekeyed))
-		for i, id := range rekeyed {
-			events[i] = user.SignedOutEvent(id, user.SignOutPasswordChanged)
+		events := make([]outbox.Event, 0, len(rekeyed)+len(narrowed))
+		for _, id := range rekeyed {
+			events = append(events, user.SignedOutEvent(id, user.SignOutPasswordChanged))
+		}
+		for _, id := range narrowed {
+			events = append(events, role.NarrowedEvent(id))
 		}
 		return outbox.Add(ctx, tx, events...)
 	})
@@ -107,12 +111,12 @@ func (s *Store) Import(ctx context.Context, b dataload.Batch) (dataload.Stats, [
 // importRoles upserts the roles and returns the ids of the users who hold,
 // globally or for conventionID, a role whose permissions it narrowed.
 func importRoles(ctx context.Context, tx pgx.Tx, roles []role.Role, conventionID string, st *dataload.Stats, problems *fixture.Problems) ([]int64, error) {
-	if _, err := tx.Exec(ctx, `CREATE TEMP TABLE import_roles (id bigint PRIMARY KEY, name text NOT NULL, permissions text[] NOT NULL) ON COMMIT DROP`); err != nil {
+	if _, err := tx.Exec(ctx, `CREATE TEMP TABLE import_roles (id bigint PRIMARY KEY, name text NOT NULL, permissions text[] NOT NULL, grantable boolean NOT NULL) ON COMMIT DROP`); err != nil {
 		return nil, fmt.Errorf("preparing the role import: %w", err)
 	}
-	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"import_roles"}, []string{"id", "name", "permissions"},
+	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"import_roles"}, []string{"id", "name", "permissions", "grantable"},
 		pgx.CopyFromSlice(len(roles), func(i int) ([]any, error) {
-			return []any{roles[i].ID, roles[i].Name, roles[i].Permissions}, nil
+			return []any{roles[i].ID, roles[i].Name, roles[i].Permissions, roles[i].Grantable}, nil
 		})); err != nil {
 		return nil, fmt.Errorf("copying roles: %w", err)
 	}
@@ -141,10 +145,12 @@ func importRoles(ctx context.Context, tx pgx.Tx, roles []role.Role, conventionID
 	if err != nil {
 		return nil, fmt.Errorf("finding the members of narrowed roles: %w", err)
 	}
+	// The file is the role's whole definition, its grantable mark included:
+	// a role the file does not mark is not grantable after the import.
 	err = tx.QueryRow(ctx, `WITH up AS (
-			INSERT INTO roles (id, name, permissions) SELECT id, name, permissions FROM import_roles
-			ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, permissions = EXCLUDED.permissions, updated_at = now()
-			WHERE (roles.name, roles.permissions) IS DISTINCT FROM (EXCLUDED.name, EXCLUDED.permissions)
+			INSERT INTO roles (id, name, permissions, grantable) SELECT id, name, permissions, grantable FROM import_roles
+			ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, permissions = EXCLUDED.permissions, grantable = EXCLUDED.grantable, updated_at = now()
+			WHERE (roles.name, roles.permissions, roles.grantable) IS DISTINCT FROM (EXCLUDED.name, EXCLUDED.permissions, EXCLUDED.grantable)
 			RETURNING (xmax = 0) AS inserted)
 		SELECT count(*) FILTER (WHERE inserted), count(*) FILTER (WHERE NOT inserted) FROM up`).Scan(&st.RolesInserted, &st.RolesUpdated)
 	if err != nil {

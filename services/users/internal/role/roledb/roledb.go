@@ -25,13 +25,13 @@ func New(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
 
 // List implements role.Store.
 func (s *Store) List(ctx context.Context, ks keyset.Seek) ([]role.Role, error) {
-	rows, err := s.pool.Query(ctx, `SELECT id, name, permissions FROM roles WHERE id > $1 ORDER BY id LIMIT $2`, ks.After, ks.Limit+1)
+	rows, err := s.pool.Query(ctx, `SELECT id, name, permissions, grantable FROM roles WHERE id > $1 ORDER BY id LIMIT $2`, ks.After, ks.Limit+1)
 	if err != nil {
 		return nil, fmt.Errorf("listing roles: %w", err)
 	}
 	roles, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (role.Role, error) {
 		var x role.Role
-		err := r.Scan(&x.ID, &x.Name, &x.Permissions)
+		err := r.Scan(&x.ID, &x.Name, &x.Permissions, &x.Grantable)
 		return x, err
 	})
 	if err != nil {
@@ -138,7 +138,8 @@ func (s *Store) Grant(ctx context.Context, userID, roleID int64, conventionID st
 	})
 }
 
-// Revoke implements role.Store, writing the user's user-updated event with
+// Revoke implements role.Store, writing the user's user-updated event and
+// the notice that the user's permissions narrowed (role.NarrowedEvent) with
 // the removal.
 func (s *Store) Revoke(ctx context.Context, userID, roleID int64, conventionID string) error {
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
@@ -154,13 +155,74 @@ func (s *Store) Revoke(ctx context.Context, userID, roleID int64, conventionID s
 		if tag.RowsAffected() == 0 {
 			return role.ErrNotHeld
 		}
-		return outbox.Add(ctx, tx, user.UpdatedEvent(u))
+		return outbox.Add(ctx, tx, user.UpdatedEvent(u), role.NarrowedEvent(userID))
 	})
+}
+
+// Get implements role.Store.
+func (s *Store) Get(ctx context.Context, roleID int64) (role.Role, error) {
+	var r role.Role
+	err := s.pool.QueryRow(ctx, `SELECT id, name, permissions, grantable FROM roles WHERE id = $1`, roleID).
+		Scan(&r.ID, &r.Name, &r.Permissions, &r.Grantable)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return r, role.ErrRoleNotFound
+	}
+	if err != nil {
+		return r, fmt.Errorf("reading role %d: %w", roleID, err)
+	}
+	return r, nil
+}
+
+// SetGrantable implements role.Store.
+func (s *Store) SetGrantable(ctx context.Context, roleID int64, grantable bool) error {
+	tag, err := s.pool.Exec(ctx, `UPDATE roles SET grantable = $2, updated_at = now() WHERE id = $1`, roleID, grantable)
+	if err != nil {
+		return fmt.Errorf("marking role %d grantable=%v: %w", roleID, grantable, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return role.ErrRoleNotFound
+	}
+	return nil
+}
+
+// SwitchConvention implements role.Store. The row lock orders replicas
+// starting at once: the second sees the first's record.
+func (s *Store) SwitchConvention(ctx context.Context, conventionID string) (int, error) {
+	var lapsed []int64
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var old string
+		err := tx.QueryRow(ctx, `SELECT convention_id FROM convention_told FOR UPDATE`).Scan(&old)
+		if errors.Is(err, pgx.ErrNoRows) {
+			_, err = tx.Exec(ctx, `INSERT INTO convention_told (convention_id) VALUES ($1) ON CONFLICT DO NOTHING`, conventionID)
+			return err
+		}
+		if err != nil || old == conventionID {
+			return err
+		}
+		// Global memberships are stored with convention_id '': they stay.
+		if err := tx.QueryRow(ctx, `SELECT coalesce(array_agg(DISTINCT user_id ORDER BY user_id), '{}') FROM role_members
+			WHERE convention_id = $1 AND convention_id <> ''`, old).Scan(&lapsed); err != nil {
+			return err
+		}
+		notices := make([]outbox.Event, len(lapsed))
+		for i, id := range lapsed {
+			notices[i] = role.NarrowedEvent(id)
+		}
+		if err := outbox.Add(ctx, tx, notices...); err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `UPDATE convention_told SET convention_id = $1, changed_at = now()`, conventionID)
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("recording the current convention %q: %w", conventionID, err)
+	}
+	return len(lapsed), nil
 }
 
 // Create implements role.Store.
 func (s *Store) Create(ctx context.Context, r role.Role) error {
-	_, err := s.pool.Exec(ctx, `INSERT INTO roles (id, name, permissions) VALUES ($1, $2, $3)`, r.ID, r.Name, r.Permissions)
+	_, err := s.pool.Exec(ctx, `INSERT INTO roles (id, name, permissions, grantable) VALUES ($1, $2, $3, $4)`, r.ID, r.Name, r.Permissions, r.Grantable)
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == "23505" {
 		if pgErr.ConstraintName == "roles_name_key" {
