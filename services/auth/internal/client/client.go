@@ -193,13 +193,13 @@ func (s *Service) List(ctx context.Context) ([]Client, error) { return s.store.L
 
 // TokenRevoker revokes every access token a client was issued so far, and
 // for as long as a replica may still hold the client's old record (the
-// client cache): server.ClientTokens, a cutoff on the revocation feed.
+// client cache): refreshtoken.ClientTokens, a cutoff on the revocation feed.
 type TokenRevoker interface {
 	RevokeClientTokens(ctx context.Context, id int64) error
 }
 
-// ErrNoRevoker is a change that must revoke a client's tokens made
-// without a TokenRevoker (the command has no REDIS_URL).
+// ErrNoRevoker refuses a change that must revoke a client's tokens when the
+// service has no TokenRevoker (the command was run without REDIS_URL).
 var ErrNoRevoker = errors.New("revoking the client's access tokens needs the token store (REDIS_URL)")
 
 // SetTokenRevoker sets what Delete, RotateSecret and a narrowing Import

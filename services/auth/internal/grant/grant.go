@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/eventreg/eventreg/libs/apierror"
+	"github.com/eventreg/eventreg/libs/logging"
 
 	"github.com/eventreg/eventreg/services/auth/internal/accesstoken"
 	"github.com/eventreg/eventreg/services/auth/internal/authcode"
@@ -64,6 +65,10 @@ type Service struct {
 	Log                        *slog.Logger
 	// Metrics counts tokens, reuse and failures (nil: not counted).
 	Metrics *authmetrics.Metrics
+
+	// throttleFailing logs Throttle's Redis failures at most once a minute
+	// (every token request would log one while Redis is down).
+	throttleFailing logging.Recurring
 }
 
 // Users is what the token side needs from the users service.
@@ -171,7 +176,9 @@ func (s *Service) Throttle(ctx context.Context, limit *ratelimit.Failures, cl cl
 	defer cancel()
 	wait, _, err := limit.Count(cctx, key)
 	if err != nil {
-		s.Log.WarnContext(ctx, "counting a client's requests failed; not limiting", "error", err.Error())
+		if s.throttleFailing.Due(time.Now()) {
+			s.Log.WarnContext(ctx, "counting a client's requests failed; not limiting", "error", err.Error())
+		}
 		return nil
 	}
 	if wait > 0 {
