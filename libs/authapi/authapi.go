@@ -30,16 +30,29 @@ type Revocations struct {
 	Next int64 `json:"next"`
 	// More says the page was full: ask again at once with Next.
 	More bool `json:"more,omitempty"`
-	// Revoked names revoked access tokens: by jti, or every token of a
-	// session (refresh-token family) by sid; forget an entry after Expiry.
+	// Epoch names the feed; another epoch, or a Next below the cursor
+	// asked after, means the feed was lost or moved back (Redis lost
+	// writes): read it again from 0.
+	Epoch string `json:"epoch,omitempty"`
+	// Revoked names revoked access tokens: by jti, every token of a
+	// session (refresh-token family) by sid, or by cutoff the tokens of a
+	// client or of a session issued at or before a second; forget an entry
+	// after Expiry.
 	Revoked []Revocation `json:"revoked"`
 }
 
-// Revocation is one entry: JTI or SID is set.
+// Revocation is one entry: JTI, SID, Client or Family is set. A Client or
+// Family entry revokes the tokens of that client (client_id) or session
+// (sid) whose iat is at most IssuedThrough; a later entry for the same one
+// supersedes it. (Replicas of an older release ignore these entries: they
+// know only jti and sid.)
 type Revocation struct {
-	JTI    string `json:"jti,omitempty"`
-	SID    string `json:"sid,omitempty"`
-	Expiry int64  `json:"exp"`
+	JTI           string `json:"jti,omitempty"`
+	SID           string `json:"sid,omitempty"`
+	Client        string `json:"client_id,omitempty"`
+	Family        string `json:"family_sid,omitempty"`
+	IssuedThrough int64  `json:"iat_through,omitempty"`
+	Expiry        int64  `json:"exp"`
 }
 
 // UserChanged says how many authorizations auth revoked.

@@ -32,9 +32,11 @@ type Resource struct {
 	// /internal/revocations path on AUTH_JWKS_URL's scheme and host.
 	AuthRevocationsURL string        `env:"AUTH_REVOCATIONS_URL"`
 	RevocationPoll     time.Duration `env:"REVOCATION_POLL_INTERVAL" envDefault:"2s"`
-	CursorKey          string        `env:"CURSOR_KEY,required,unset"`
-	ConventionID       string        `env:"CONVENTION_ID,required"`
-	RedisURL           string        `env:"REDIS_URL"`
+	// MaxRevocations caps the feed entries a replica holds (tokenauth.Config).
+	MaxRevocations int    `env:"REVOCATION_LIST_MAX" envDefault:"100000"`
+	CursorKey      string `env:"CURSOR_KEY,required,unset"`
+	ConventionID   string `env:"CONVENTION_ID,required"`
+	RedisURL       string `env:"REDIS_URL"`
 	// RedisCluster reads REDIS_URL as a Redis Cluster's seed nodes.
 	RedisCluster bool `env:"REDIS_CLUSTER"`
 	// RateLimit is the per-client limit of the public API (applied when
@@ -45,6 +47,9 @@ type Resource struct {
 // Validate checks lengths, intervals and URLs the types cannot.
 func (r *Resource) Validate() error {
 	errs := []error{config.MinLength("CURSOR_KEY", r.CursorKey, cursor.MinKeyLength), r.RateLimit.Validate()}
+	if r.MaxRevocations < 1000 {
+		errs = append(errs, errors.New("REVOCATION_LIST_MAX must be at least 1000"))
+	}
 	if r.RevocationPoll < 100*time.Millisecond {
 		errs = append(errs, errors.New("REVOCATION_POLL_INTERVAL must be at least 100ms"))
 	}
@@ -87,20 +92,22 @@ type ResourceDeps struct {
 
 // StartResource builds the token validator (keys fetched now and kept fresh,
 // revocations polled, until ctx ends), the cursor codec and the optional
-// Redis client, and adds their readiness checks to rt. Readiness does not
-// wait for the revocation feed.
+// Redis client, and adds their readiness checks to rt. Readiness waits for
+// the keys and for the first whole read of the revocation feed, never again
+// for the feed after that (tokenauth.Validator.Ready).
 func StartResource(ctx context.Context, rt *Runtime, r Resource) (*ResourceDeps, error) {
 	feed, err := r.revocationsURL()
 	if err != nil {
 		return nil, fmt.Errorf("configuration: %w", err)
 	}
 	v, err := tokenauth.New(tokenauth.Config{JWKSURL: r.AuthJWKSURL, Issuer: r.AuthIssuer, Audience: r.TokenAudience, Leeway: r.TokenLeeway,
-		RefreshEvery: r.JWKSRefresh, RevocationsURL: feed, RevocationPoll: r.RevocationPoll, FeedCredentials: rt.Credentials, Log: rt.Log})
+		RefreshEvery: r.JWKSRefresh, RevocationsURL: feed, RevocationPoll: r.RevocationPoll, MaxRevocations: r.MaxRevocations, FeedCredentials: rt.Credentials, Log: rt.Log})
 	if err != nil {
 		return nil, fmt.Errorf("configuration: %w", err)
 	}
 	v.Start(ctx)
 	rt.Server.AddReadinessCheck("jwks", v.Ready)
+	rt.Server.Metrics.MustRegister(v.Collector())
 	codec, err := cursor.NewCodec([]byte(r.CursorKey))
 	if err != nil {
 		return nil, fmt.Errorf("configuration: CURSOR_KEY: %w", err)

@@ -32,6 +32,7 @@ type feedServer struct {
 	afters   []string
 	answer   func(w http.ResponseWriter) // set: a broken answer instead
 	page     int                         // > 0: at most this many entries an answer, with more
+	epoch    string                      // sent as the feed's epoch when set
 	requests atomic.Int32
 	srv      *httptest.Server
 }
@@ -58,7 +59,11 @@ func newFeedServer(t *testing.T) *feedServer {
 			list, next, more = list[:f.page], after+f.page, true
 		}
 		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{"next": next, "more": more, "revoked": list})
+		answer := map[string]any{"next": next, "more": more, "revoked": list}
+		if f.epoch != "" {
+			answer["epoch"] = f.epoch
+		}
+		_ = json.NewEncoder(w).Encode(answer)
 	}))
 	t.Cleanup(f.srv.Close)
 	return f
@@ -249,11 +254,11 @@ func TestRevocationFeed(t *testing.T) {
 		}
 	})
 
-	t.Run("a failing feed is logged once a minute and readiness does not depend on it", func(t *testing.T) {
+	t.Run("a failing feed is logged once a minute and, once read, readiness does not depend on it", func(t *testing.T) {
 		f := newFeedServer(t)
-		f.breakWith(func(w http.ResponseWriter) { w.WriteHeader(http.StatusBadGateway) })
 		var logs testkit.SyncBuffer
 		v := startWithFeed(t, ks, f, tokenauth.Config{Log: slog.New(slog.NewJSONHandler(&logs, nil))})
+		f.breakWith(func(w http.ResponseWriter) { w.WriteHeader(http.StatusBadGateway) })
 		for range 5 {
 			f.polled(t)
 		}

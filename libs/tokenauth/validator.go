@@ -71,6 +71,10 @@ type Config struct {
 	FeedCredentials svcclient.Credentials
 	// RevocationPoll is how often Start's goroutine polls the feed (default 2s).
 	RevocationPoll time.Duration
+	// MaxRevocations bounds the revocation entries held (default 100,000);
+	// past it the entries expiring first are dropped and every token
+	// expiring no later than them is treated as revoked (fail closed).
+	MaxRevocations int
 	// CacheSize bounds the verified-token cache (default 50,000).
 	CacheSize int
 	// HTTPClient fetches the JWKS and the feed (default: 5s timeout).
@@ -88,6 +92,9 @@ type Claims struct {
 	ClientID string
 	Scopes   []string
 	Expiry   time.Time
+	// IssuedAt is the iat claim (zero when absent: any cutoff of the
+	// client revokes the token).
+	IssuedAt time.Time
 	ID       string
 	// SessionID is the sid claim: the refresh-token family an OBO token was
 	// issued from ("" for service tokens).
@@ -116,8 +123,10 @@ type Validator struct {
 	lastFetch  atomic.Int64 // unix nanos of the last fetch attempt
 	keyErrors  errorLog
 	feedURL    *url.URL // nil: no revocation feed
-	revoked    atomic.Pointer[revocationList]
-	cursor     int64 // the feed's next; only Start's goroutine touches it
+	revoked    *revocationList
+	cursor     int64  // the feed's next; only Start's goroutine touches it
+	epoch      string // the feed's epoch at the last answer; likewise
+	feedRead   atomic.Bool
 	feedErrors errorLog
 }
 
@@ -141,6 +150,9 @@ func New(cfg Config) (*Validator, error) {
 	if cfg.RevocationPoll <= 0 {
 		cfg.RevocationPoll = 2 * time.Second
 	}
+	if cfg.MaxRevocations <= 0 {
+		cfg.MaxRevocations = 100_000
+	}
 	if cfg.CacheSize <= 0 {
 		cfg.CacheSize = 50_000
 	}
@@ -157,7 +169,7 @@ func New(cfg Config) (*Validator, error) {
 	if err != nil {
 		return nil, err
 	}
-	v := &Validator{cfg: cfg, cache: cache,
+	v := &Validator{cfg: cfg, cache: cache, revoked: newRevocationList(cfg.MaxRevocations),
 		keyErrors:  errorLog{log: cfg.Log, msg: "fetching the JWKS failed; keeping the keys held"},
 		feedErrors: errorLog{log: cfg.Log, msg: "polling the revocation feed failed; keeping the current list"}}
 	if cfg.RevocationsURL != "" {
@@ -205,8 +217,22 @@ func (v *Validator) run(ctx context.Context) {
 	}
 }
 
-// Ready reports whether keys have been fetched (a readiness check).
+// Ready reports whether keys have been fetched and, when there is a
+// revocation feed, whether it has been read to its end once (a readiness
+// check): a replica that has not read it would accept tokens revoked before
+// it started. Once read, a failing feed no longer makes it unready (the list
+// held stays in force).
 func (v *Validator) Ready(ctx context.Context) error {
+	if err := v.keysReady(ctx); err != nil {
+		return err
+	}
+	if v.feedURL != nil && !v.feedRead.Load() {
+		return errors.New("revocation feed: not read yet")
+	}
+	return nil
+}
+
+func (v *Validator) keysReady(ctx context.Context) error {
 	if v.keys.Load() == nil {
 		if err := v.refresh(ctx, false); err != nil {
 			return fmt.Errorf("jwks: %w", err)
@@ -250,11 +276,8 @@ func (v *Validator) Validate(ctx context.Context, raw string) (*Claims, error) {
 	return c, nil
 }
 
-// isRevoked is on every request's path: an atomic load and two map lookups.
-func (v *Validator) isRevoked(c *Claims) bool {
-	l := v.revoked.Load()
-	return l != nil && l.lists(c)
-}
+// isRevoked is on every request's path: a read lock and a few map lookups.
+func (v *Validator) isRevoked(c *Claims) bool { return v.revoked.lists(c) }
 
 func (v *Validator) verify(ctx context.Context, raw string) (*Claims, string, error) {
 	if len(raw) > 8192 || strings.Count(raw, ".") != 2 {
@@ -301,7 +324,7 @@ func (v *Validator) verify(ctx context.Context, raw string) (*Claims, string, er
 }
 
 func claimsOf(tok jwt.Token) (*Claims, error) {
-	c := &Claims{Subject: tok.Subject(), Expiry: tok.Expiration(), ID: tok.JwtID()}
+	c := &Claims{Subject: tok.Subject(), Expiry: tok.Expiration(), IssuedAt: tok.IssuedAt(), ID: tok.JwtID()}
 	if v, ok := tok.Get("client_id"); ok {
 		c.ClientID, _ = v.(string)
 	}

@@ -69,6 +69,7 @@ type tokenOpts struct {
 	audience string
 	exp      time.Time
 	nbf      time.Time
+	iat      time.Time
 	sub      string
 	scope    string
 	clientID string
@@ -88,7 +89,11 @@ func sign(t *testing.T, key jwk.Key, o tokenOpts) string {
 	_ = tok.Set(jwt.AudienceKey, []string{o.audience})
 	_ = tok.Set(jwt.SubjectKey, o.sub)
 	_ = tok.Set(jwt.ExpirationKey, o.exp)
-	_ = tok.Set(jwt.IssuedAtKey, time.Now())
+	iat := o.iat
+	if iat.IsZero() {
+		iat = time.Now()
+	}
+	_ = tok.Set(jwt.IssuedAtKey, iat)
 	if !o.nbf.IsZero() {
 		_ = tok.Set(jwt.NotBeforeKey, o.nbf)
 	}

@@ -55,9 +55,16 @@ func run(ctx context.Context, args []string) error {
 		env[k] = v
 		return nil
 	})
+	scenario := fs.String("scenario", "", `run one standalone scenario instead of the suite: "revoke-flood" (one app mints and revokes as fast as it can; memory and Redis keys read every 5s)`)
+	floodFor := fs.Duration("flood-duration", time.Minute, "how long revoke-flood floods")
+	floodWorkers := fs.Int("flood-workers", 32, "concurrent minting and revoking workers of revoke-flood")
 	profile := fs.Bool("profile", false, "save a CPU profile (pprof) of every service during each measurement under <state>/profiles/")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *scenario != "" {
+		return runScenario(ctx, *scenario, suite.FloodOptions{StateDir: *state, Duration: *floodFor, Workers: *floodWorkers,
+			LogLevel: *logLevel, Env: env, Progress: os.Stdout})
 	}
 	scale, ok := dataset.Scales[*scaleName]
 	if !ok {
@@ -110,6 +117,42 @@ func run(ctx context.Context, args []string) error {
 		fmt.Printf("%d target(s) missed; see docs/performance.md for what limits them\n", len(missed))
 	}
 	return nil
+}
+
+// runScenario runs a standalone scenario and prints its readings.
+func runScenario(ctx context.Context, name string, o suite.FloodOptions) error {
+	if name != "revoke-flood" {
+		return fmt.Errorf("-scenario %q: the standalone scenarios are revoke-flood", name)
+	}
+	if o.Duration <= 0 || o.Workers < 1 {
+		return errors.New("-flood-duration must be positive and -flood-workers at least 1")
+	}
+	root, err := stack.FindRoot()
+	if err != nil {
+		return err
+	}
+	o.Root, o.StateDir = root, abs(root, o.StateDir)
+	samples, err := suite.RevokeFlood(ctx, o)
+	if err != nil {
+		return err
+	}
+	first, last := samples[0], samples[len(samples)-1]
+	fmt.Printf("\nrevoke-flood, %s, %d workers: %d revocations accepted, %d requests refused (429)\n", o.Duration, o.Workers, last.Revoked, last.Refused)
+	fmt.Printf("users RSS %.1f -> %.1f MiB (highest %.1f); Redis keys %d -> %d (highest %d); feed entries %d -> %d; users holds %d -> %d\n",
+		mib(first.UsersRSS), mib(last.UsersRSS), mib(highest(samples, func(s suite.FloodSample) int64 { return s.UsersRSS })),
+		first.RedisKeys, last.RedisKeys, highest(samples, func(s suite.FloodSample) int64 { return s.RedisKeys }),
+		first.FeedEntries, last.FeedEntries, first.ReplicaHeld, last.ReplicaHeld)
+	return nil
+}
+
+func mib(b int64) float64 { return float64(b) / (1 << 20) }
+
+func highest(samples []suite.FloodSample, f func(suite.FloodSample) int64) int64 {
+	var m int64
+	for _, s := range samples {
+		m = max(m, f(s))
+	}
+	return m
 }
 
 func scaleNames() []string {

@@ -111,3 +111,15 @@ func (m *Metrics) ConsentDecided(decision string) {
 		m.consentDecisions.WithLabelValues(decision).Inc()
 	}
 }
+
+// WatchRevocationFeed exports size (the number of entries in the revocation
+// feed, refreshtoken.Denylist.Size) as auth_revocation_feed_entries.
+func (m *Metrics) WatchRevocationFeed(size func() int64) {
+	if m == nil {
+		return
+	}
+	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "auth_revocation_feed_entries",
+		Help: "Entries in the revocation feed at its last read or write (one per revoked family or client cutoff).",
+	}, func() float64 { return float64(size()) }))
+}

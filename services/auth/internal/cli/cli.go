@@ -15,12 +15,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/eventreg/eventreg/libs/fixture"
+	"github.com/eventreg/eventreg/libs/redisdb"
 	"github.com/eventreg/eventreg/libs/service"
 
 	"github.com/eventreg/eventreg/services/auth/internal/client"
 	"github.com/eventreg/eventreg/services/auth/internal/client/clientdb"
 	"github.com/eventreg/eventreg/services/auth/internal/clientsecret"
 	"github.com/eventreg/eventreg/services/auth/internal/config"
+	"github.com/eventreg/eventreg/services/auth/internal/refreshtoken"
 	"github.com/eventreg/eventreg/services/auth/internal/server"
 	"github.com/eventreg/eventreg/services/auth/internal/signing"
 	"github.com/eventreg/eventreg/services/auth/internal/signing/keydb"
@@ -47,10 +49,17 @@ func Root() *cobra.Command {
 	return root
 }
 
-// clientConfig is what the import and clients commands need.
+// clientConfig is what the import and clients commands need. Redis is
+// where a deleted, rotated or narrowed client's access tokens are revoked
+// (the revocation feed): delete and rotate-secret need it, import only when
+// it narrows a client. The token lifetime and client cache must be serve's.
 type clientConfig struct {
 	service.DatabaseConfig
-	ClientSecretKey string `env:"CLIENT_SECRET_KEY,required,unset"`
+	ClientSecretKey string        `env:"CLIENT_SECRET_KEY,required,unset"`
+	RedisURL        string        `env:"REDIS_URL,unset"`
+	RedisCluster    bool          `env:"REDIS_CLUSTER"`
+	AccessTokenTTL  time.Duration `env:"ACCESS_TOKEN_TTL" envDefault:"1h"`
+	ClientCacheTTL  time.Duration `env:"CLIENT_CACHE_TTL" envDefault:"5s"`
 }
 
 func (c *clientConfig) Validate() error {
@@ -60,10 +69,20 @@ func (c *clientConfig) Validate() error {
 	return nil
 }
 
-// withClients opens the database and runs fn with the client business.
+// withClients opens the database (and Redis, when REDIS_URL is set) and
+// runs fn with the client business.
 func withClients(ctx context.Context, fn func(*client.Service) error) error {
 	return service.WithDatabase(ctx, func(cfg clientConfig, pool *pgxpool.Pool) error {
-		return fn(client.NewService(clientdb.New(pool), clientsecret.NewHasher([]byte(cfg.ClientSecretKey)), 0))
+		s := client.NewService(clientdb.New(pool), clientsecret.NewHasher([]byte(cfg.ClientSecretKey)), 0)
+		if cfg.RedisURL != "" {
+			rdb, err := redisdb.Open(cfg.RedisURL, cfg.RedisCluster)
+			if err != nil {
+				return err
+			}
+			defer rdb.Close()
+			s.SetTokenRevoker(refreshtoken.ClientTokens{Denylist: refreshtoken.NewDenylist(rdb, cfg.AccessTokenTTL), Grace: cfg.ClientCacheTTL + time.Second})
+		}
+		return fn(s)
 	})
 }
 
@@ -98,6 +117,9 @@ func importCommand() *cobra.Command {
 				sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 				for _, id := range ids {
 					fmt.Fprintf(out, "client %d: generated secret %s (shown once; store it now)\n", id, res.Generated[id])
+				}
+				for _, id := range res.Revoked {
+					fmt.Fprintf(out, "client %d: lost a scope, its kind or its secret; its access tokens are revoked\n", id)
 				}
 				if len(private) > 0 {
 					fmt.Fprintf(out, "clients: webhook private targets set for %d\n", len(private))
@@ -228,7 +250,7 @@ func clientsCommand() *cobra.Command {
 		return nil
 	})
 
-	rotate := &cobra.Command{Use: "rotate-secret ID", Short: "Replace a client's secret and print the new one (shown once)", Args: cobra.ExactArgs(1)}
+	rotate := &cobra.Command{Use: "rotate-secret ID", Short: "Replace a client's secret and print the new one (shown once); the access tokens it holds are revoked", Args: cobra.ExactArgs(1)}
 	service.AddOutputFlag(rotate) // the secret prints as JSON either way
 	rotate.RunE = onClient(func(cmd *cobra.Command, s *client.Service, id int64) error {
 		secret, err := s.RotateSecret(cmd.Context(), id)
@@ -238,7 +260,7 @@ func clientsCommand() *cobra.Command {
 		return printSecret(cmd, id, secret)
 	})
 
-	del := &cobra.Command{Use: "delete ID", Short: "Delete a client (its consents go with it; its tokens stop refreshing)", Args: cobra.ExactArgs(1)}
+	del := &cobra.Command{Use: "delete ID", Short: "Delete a client (its consents go with it; its access tokens are revoked, its refresh tokens stop working)", Args: cobra.ExactArgs(1)}
 	delOut := service.AddOutputFlag(del)
 	del.RunE = onClient(func(cmd *cobra.Command, s *client.Service, id int64) error {
 		if err := s.Delete(cmd.Context(), id); err != nil {

@@ -52,6 +52,9 @@ func setup(t *testing.T) {
 	t.Setenv("DATABASE_URL", testkit.NewDatabase(t))
 	secrets["CLIENT_SECRET_KEY"] = strings.Repeat("k", 32)
 	secrets["KEY_ENCRYPTION_KEY"] = base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{1}, 32))
+	_, redisURL := testkit.StartRedisT(t, false)
+	secrets["REDIS_URL"] = redisURL
+	t.Cleanup(func() { delete(secrets, "REDIS_URL") })
 	must(t, "migrate", "up")
 }
 
@@ -93,6 +96,15 @@ func TestClientsCommands(t *testing.T) {
 				t.Errorf("%s: accepted", name)
 			}
 		}
+	})
+	t.Run("without REDIS_URL delete is refused: the client's tokens could not be revoked", func(t *testing.T) {
+		url := secrets["REDIS_URL"]
+		delete(secrets, "REDIS_URL")
+		defer func() { secrets["REDIS_URL"] = url }()
+		if _, err := run(t, "clients", "delete", id); err == nil || !strings.Contains(err.Error(), "REDIS_URL") {
+			t.Fatalf("%v", err)
+		}
+		must(t, "clients", "get", id)
 	})
 	t.Run("delete removes it", func(t *testing.T) {
 		must(t, "clients", "delete", id)

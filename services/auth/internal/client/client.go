@@ -2,6 +2,7 @@
 package client
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -153,6 +154,7 @@ type Service struct {
 	hasher   *clientsecret.Hasher
 	cacheTTL time.Duration
 	now      func() time.Time
+	revoker  TokenRevoker
 
 	mu    sync.RWMutex
 	cache map[int64]cached
@@ -209,8 +211,44 @@ func (s *Service) Get(ctx context.Context, id int64) (Client, error) { return s.
 // List returns every client.
 func (s *Service) List(ctx context.Context) ([]Client, error) { return s.store.List(ctx) }
 
-// Delete removes a client (its consents go with it).
+// TokenRevoker revokes every access token a client was issued so far, and
+// for as long as a replica may still hold the client's old record (the
+// client cache): refreshtoken.ClientTokens, a cutoff on the revocation feed.
+type TokenRevoker interface {
+	RevokeClientTokens(ctx context.Context, id int64) error
+}
+
+// ErrNoRevoker refuses a change that must revoke a client's tokens when the
+// service has no TokenRevoker (the command was run without REDIS_URL).
+var ErrNoRevoker = errors.New("revoking the client's access tokens needs the token store (REDIS_URL)")
+
+// SetTokenRevoker sets what Delete, RotateSecret and a narrowing Import
+// revoke the client's outstanding access tokens with.
+func (s *Service) SetTokenRevoker(r TokenRevoker) { s.revoker = r }
+
+// revokeTokens revokes client id's access tokens before a change that
+// withdraws what they were issued on: first, so that a failure changes
+// nothing and the command can be run again; tokens a replica mints with the
+// old record meanwhile are within the cutoff.
+func (s *Service) revokeTokens(ctx context.Context, id int64) error {
+	if s.revoker == nil {
+		return ErrNoRevoker
+	}
+	if err := s.revoker.RevokeClientTokens(ctx, id); err != nil {
+		return fmt.Errorf("revoking the access tokens of client %d: %w", id, err)
+	}
+	return nil
+}
+
+// Delete removes a client (its consents go with it) and revokes its access
+// tokens.
 func (s *Service) Delete(ctx context.Context, id int64) error {
+	if _, err := s.store.Get(ctx, id); err != nil {
+		return err
+	}
+	if err := s.revokeTokens(ctx, id); err != nil {
+		return err
+	}
 	if err := s.store.Delete(ctx, id); err != nil {
 		return err
 	}
@@ -218,11 +256,19 @@ func (s *Service) Delete(ctx context.Context, id int64) error {
 	return nil
 }
 
-// RotateSecret replaces a client's secret and returns the new one (shown once).
+// RotateSecret replaces a client's secret and returns the new one (shown
+// once). The access tokens got with the old secret are revoked: a rotation
+// is what an operator does when the secret leaked.
 func (s *Service) RotateSecret(ctx context.Context, id int64) (string, error) {
 	secret, err := clientsecret.Generate()
 	if err != nil {
 		return "", fmt.Errorf("generating a secret: %w", err)
+	}
+	if _, err := s.store.Get(ctx, id); err != nil {
+		return "", err
+	}
+	if err := s.revokeTokens(ctx, id); err != nil {
+		return "", err
 	}
 	if err := s.store.UpdateSecret(ctx, id, s.hasher.Hash(secret)); err != nil {
 		return "", err
@@ -369,8 +415,25 @@ func IsLoopback(host string) bool {
 // ImportResult says what an import did.
 type ImportResult struct {
 	Created, Updated int
+	// Revoked lists the clients whose access tokens were revoked: the file
+	// took a scope from them, changed their kind or replaced their secret.
+	Revoked []int64
 	// Generated holds the secrets made for new clients without one (print once).
 	Generated map[int64]string
+}
+
+// withdraws reports whether next takes from a stored client what its
+// access tokens were issued on: a scope, its kind, or its secret.
+func withdraws(stored, next Client) bool {
+	if stored.Kind != next.Kind || (next.SecretHash != nil && !bytes.Equal(stored.SecretHash, next.SecretHash)) {
+		return true
+	}
+	for _, sc := range stored.Scopes {
+		if !next.Scopes.Contains(sc) {
+			return true
+		}
+	}
+	return false
 }
 
 // Import loads the clients section of a fixture: all or nothing, idempotent.
@@ -421,6 +484,24 @@ func (s *Service) Import(ctx context.Context, in []fixture.Client) (ImportResult
 		return ImportResult{}, fmt.Errorf("reading existing clients: %w", err)
 	}
 	res := ImportResult{Generated: map[int64]string{}}
+	var narrowed []int64
+	for i := range cs {
+		if existing[cs[i].ID] {
+			stored, err := s.store.Get(ctx, cs[i].ID)
+			if err != nil {
+				return ImportResult{}, fmt.Errorf("reading client %d: %w", cs[i].ID, err)
+			}
+			if withdraws(stored, cs[i]) {
+				narrowed = append(narrowed, cs[i].ID)
+			}
+		}
+	}
+	for _, id := range narrowed {
+		if err := s.revokeTokens(ctx, id); err != nil {
+			return ImportResult{}, err
+		}
+	}
+	res.Revoked = narrowed
 	for i := range cs {
 		// requirePkce: as the file says; when it says nothing, required for a
 		// new obo client and kept as stored for an existing one (re-importing

@@ -107,6 +107,11 @@ type Serve struct {
 	// Client-authentication failures allowed per client per ClientFailureWindow.
 	ClientAuthFailures  int           `env:"CLIENT_AUTH_FAILURES" envDefault:"10"`
 	ClientFailureWindow time.Duration `env:"CLIENT_AUTH_FAILURE_WINDOW" envDefault:"1m"`
+	// Requests each client may make per ClientRateWindow: token requests
+	// (every grant) and revocations; past them it is answered 429.
+	ClientTokenRequests int           `env:"CLIENT_TOKEN_REQUESTS" envDefault:"3000"`
+	ClientRevocations   int           `env:"CLIENT_REVOCATIONS" envDefault:"600"`
+	ClientRateWindow    time.Duration `env:"CLIENT_RATE_WINDOW" envDefault:"1m"`
 	UsersTimeout        time.Duration `env:"USERS_TIMEOUT" envDefault:"3s"`
 	// A refresh-token family ends RefreshIdleTTL after its last use, and
 	// RefreshAbsoluteTTL after the user authorized the app, whichever is first.
@@ -137,6 +142,9 @@ func (s *Serve) Validate() error {
 	}
 	if s.LoginFailuresPerAccount < 1 || s.LoginFailuresPerAddress < 1 || s.ClientAuthFailures < 1 || s.LoginFailureWindow < time.Second || s.ClientFailureWindow < time.Second || s.LoginKnownAddressTTL < time.Second {
 		errs = append(errs, errors.New("LOGIN_FAILURES_*, CLIENT_AUTH_FAILURES must be at least 1, their windows and LOGIN_KNOWN_ADDRESS_TTL at least 1s"))
+	}
+	if s.ClientTokenRequests < 1 || s.ClientRevocations < 1 || s.ClientRateWindow < time.Second {
+		errs = append(errs, errors.New("CLIENT_TOKEN_REQUESTS and CLIENT_REVOCATIONS must be at least 1 and CLIENT_RATE_WINDOW at least 1s"))
 	}
 	if s.RefreshIdleTTL < time.Second || s.RefreshAbsoluteTTL < s.RefreshIdleTTL {
 		errs = append(errs, errors.New("REFRESH_TOKEN_IDLE_TTL must be at least 1s and REFRESH_TOKEN_ABSOLUTE_TTL at least REFRESH_TOKEN_IDLE_TTL"))

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/eventreg/eventreg/libs/apierror"
+	"github.com/eventreg/eventreg/libs/logging"
 
 	"github.com/eventreg/eventreg/services/auth/internal/accesstoken"
 	"github.com/eventreg/eventreg/services/auth/internal/authcode"
@@ -60,10 +61,17 @@ type Service struct {
 	// ClientFailures counts failed client authentications per client and
 	// source address.
 	ClientFailures *ratelimit.Failures
-	Issuer         string
-	Log            *slog.Logger
+	// TokenRequests and Revocations count each client's token and
+	// revocation requests (Throttle); nil: not limited.
+	TokenRequests, Revocations *ratelimit.Failures
+	Issuer                     string
+	Log                        *slog.Logger
 	// Metrics counts tokens, reuse and failures (nil: not counted).
 	Metrics *authmetrics.Metrics
+
+	// throttleFailing logs Throttle's Redis failures at most once a minute
+	// (every token request would log one while Redis is down).
+	throttleFailing logging.Recurring
 }
 
 // Users is what the token side needs from the users service.
@@ -153,9 +161,49 @@ func failureKey(id, address string) string {
 	return "malformed|" + address
 }
 
+// Throttle counts one request of the authenticated client cl against
+// limit (TokenRequests or Revocations) and refuses it with slow_down (429,
+// Retry-After) past the allowance: minting and revoking cost Redis writes
+// and feed entries, so no client may do it without bound. A client over
+// the limit is refused from memory; Redis failing or slow lets the request
+// through (client credentials work without Redis, and must keep working).
+func (s *Service) Throttle(ctx context.Context, limit *ratelimit.Failures, cl client.Client, what string) error {
+	if limit == nil {
+		return nil
+	}
+	key := strconv.FormatInt(cl.ID, 10)
+	if wait, blocked := limit.Blocked(key); blocked {
+		return tooManyRequests(wait, what)
+	}
+	cctx, cancel := context.WithTimeout(ctx, throttleBudget)
+	defer cancel()
+	wait, _, err := limit.Count(cctx, key)
+	if err != nil {
+		if s.throttleFailing.Due(time.Now()) {
+			s.Log.WarnContext(ctx, "counting a client's requests failed; not limiting", "error", err.Error())
+		}
+		return nil
+	}
+	if wait > 0 {
+		return tooManyRequests(wait, what)
+	}
+	return nil
+}
+
+// throttleBudget bounds Throttle's Redis round trip.
+const throttleBudget = 200 * time.Millisecond
+
+func tooManyRequests(wait time.Duration, what string) *apierror.OAuthError {
+	return retryAfter(wait, "Too many "+what+" from this client; retry after %d seconds.")
+}
+
 func tooMany(wait time.Duration) *apierror.OAuthError {
+	return retryAfter(wait, "Too many failed client authentications; retry after %d seconds.")
+}
+
+func retryAfter(wait time.Duration, format string) *apierror.OAuthError {
 	secs := int((wait + time.Second - 1) / time.Second)
-	e := apierror.NewOAuth(apierror.OAuthSlowDown, "Too many failed client authentications; retry after "+strconv.Itoa(secs)+" seconds.")
+	e := apierror.NewOAuth(apierror.OAuthSlowDown, fmt.Sprintf(format, secs))
 	e.Headers = map[string]string{"Retry-After": strconv.Itoa(secs)}
 	return e
 }

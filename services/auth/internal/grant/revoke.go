@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"time"
 
 	"github.com/eventreg/eventreg/libs/apierror"
 
@@ -14,8 +15,11 @@ import (
 
 // Revoke is token revocation (RFC 7009) by the authenticated client cl: a
 // refresh token of its own ends its family and the family's access tokens;
-// an access token of its own goes on the denylist. Tokens that are unknown,
-// invalid or another client's change nothing and are no error (§2.2).
+// an access token of its own is revoked with every token of its family (an
+// OBO token) or of its client (a service token) issued no later than it,
+// one denylist entry per family or client however many are revoked
+// (docs/decisions/0093). Tokens that are unknown, invalid or another
+// client's change nothing and are no error (§2.2).
 func (s *Service) Revoke(ctx context.Context, cl client.Client, raw string) error {
 	if _, isRefresh := refreshtoken.FamilyOfToken(raw); isRefresh {
 		fam, err := s.Refresh.Peek(ctx, raw)
@@ -31,7 +35,11 @@ func (s *Service) Revoke(ctx context.Context, cl client.Client, raw string) erro
 	if err != nil || claims.ClientID != strconv.FormatInt(cl.ID, 10) {
 		return nil
 	}
-	if err := s.Denylist.Add(ctx, claims.ID); err != nil {
+	who := refreshtoken.ClientCutoff(cl.ID)
+	if claims.SessionID != "" {
+		who = refreshtoken.FamilyCutoff(claims.SessionID)
+	}
+	if err := s.Denylist.RevokeIssuedThrough(ctx, who, time.Unix(claims.IssuedAt, 0)); err != nil {
 		return apierror.DependencyFailed(tokenStore, err)
 	}
 	return nil
@@ -63,7 +71,7 @@ func (s *Service) Introspect(ctx context.Context, cl client.Client, raw string) 
 	if err != nil || claims.ClientID != strconv.FormatInt(cl.ID, 10) {
 		return Introspection{}, nil
 	}
-	revoked, err := s.Denylist.Revoked(ctx, claims.ID, claims.SessionID)
+	revoked, err := s.Denylist.Revoked(ctx, refreshtoken.TokenOf(claims))
 	if err != nil {
 		return Introspection{}, apierror.DependencyFailed(tokenStore, err)
 	}

@@ -82,6 +82,10 @@ func (h *Handler) token(c *gin.Context) {
 	if !ok {
 		return
 	}
+	if err := h.Grants.Throttle(c.Request.Context(), h.Grants.TokenRequests, cl, "token requests"); err != nil {
+		h.reply.OAuthError(c, err)
+		return
+	}
 	r.Scopes = scope.Parse(p.all("scope")...)
 	issued, err := h.Grants.Token(c.Request.Context(), cl, r)
 	if err != nil {
@@ -172,6 +176,10 @@ func (h *Handler) tokenParam(c *gin.Context) (cl client.Client, raw string, ok b
 func (h *Handler) revoke(c *gin.Context) {
 	cl, raw, ok := h.tokenParam(c)
 	if !ok {
+		return
+	}
+	if err := h.Grants.Throttle(c.Request.Context(), h.Grants.Revocations, cl, "revocations"); err != nil {
+		h.reply.OAuthError(c, err)
 		return
 	}
 	if err := h.Grants.Revoke(c.Request.Context(), cl, raw); err != nil {

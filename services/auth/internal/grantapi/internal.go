@@ -22,13 +22,13 @@ func (h *Handler) revocations(c *gin.Context) {
 		}
 		after = n
 	}
-	next, entries, more, err := h.Grants.Denylist.Feed(c.Request.Context(), after)
+	page, err := h.Grants.Denylist.Feed(c.Request.Context(), after)
 	if err != nil {
 		h.reply.Error(c, apierror.DependencyFailed("The token store", err))
 		return
 	}
 	c.Header("Cache-Control", "no-store")
-	c.JSON(http.StatusOK, authapi.Revocations{Next: next, More: more, Revoked: entries})
+	c.JSON(http.StatusOK, page)
 }
 
 // userChanged is how users tells auth that a user's roles changed

@@ -52,7 +52,7 @@ func TestReservedFamilies(t *testing.T) {
 		if _, err := s.Create(ctx, f); !errors.Is(err, ErrRevoked) {
 			t.Fatalf("create: %v", err)
 		}
-		if revoked, _ := s.denylist.Revoked(ctx, "other", SessionID(f.ID)); !revoked {
+		if revoked, _ := s.denylist.Revoked(ctx, Token{ID: "other", SessionID: SessionID(f.ID)}); !revoked {
 			t.Fatal("the sid of the reserved family is not on the denylist")
 		}
 	})

@@ -498,11 +498,11 @@ func TestRevocationFeed(t *testing.T) {
 			t.Fatal("the family's access token is still active")
 		}
 	})
-	t.Run("revoking an access token lists its jti", func(t *testing.T) {
+	t.Run("revoking an access token lists its family's cutoff at its iat", func(t *testing.T) {
 		tok := grant(t, s, badge, authtest.Alice)
 		revoke(t, tok.AccessToken)
-		if !feedHas(t, s, "jti", claimsOf(t, tok.AccessToken)["jti"].(string)) {
-			t.Fatal("jti not on the feed")
+		if !feedHas(t, s, "family_sid", claimsOf(t, tok.AccessToken)["sid"].(string)) {
+			t.Fatal("the family's cutoff is not on the feed")
 		}
 	})
 	t.Run("after pages: what came before is not sent again", func(t *testing.T) {
@@ -516,8 +516,24 @@ func TestRevocationFeed(t *testing.T) {
 		}
 	})
 	t.Run("a cursor past the newest entry (a lost feed) starts from the beginning", func(t *testing.T) {
-		if st, m := feed(t, s, "999999999"); st != 200 || len(m["revoked"].([]any)) != 2 {
+		if st, m := feed(t, s, "9007199254740000"); st != 200 || len(m["revoked"].([]any)) != 2 {
 			t.Fatalf("%d %v", st, m)
+		}
+	})
+	t.Run("a lost feed comes back with another epoch, numbered above every number given before", func(t *testing.T) {
+		st, m := feed(t, s, "0")
+		epoch, _ := m["epoch"].(string)
+		if st != 200 || epoch == "" {
+			t.Fatalf("no epoch: %d %v", st, m)
+		}
+		before := m["next"].(float64)
+		if err := s.Redis.FlushAll(bg()).Err(); err != nil { // Redis restarted without its data
+			t.Fatal(err)
+		}
+		revoke(t, grant(t, s, badge, authtest.Alice).RefreshToken)
+		st, m = feed(t, s, "0")
+		if st != 200 || m["epoch"] == epoch || m["epoch"] == "" || m["next"].(float64) <= before || len(m["revoked"].([]any)) != 1 {
+			t.Fatalf("after the loss (epoch %s, next %v before): %d %v", epoch, before, st, m)
 		}
 	})
 	t.Run("a bad cursor is a 400 with the error shape", func(t *testing.T) {

@@ -18,7 +18,8 @@ import (
 
 func TestKeyRotationUnderTraffic(t *testing.T) {
 	s := authtest.Start(t, authtest.Options{Env: map[string]string{
-		"KEY_ROTATION_PERIOD": "1s", "KEY_ACTIVATION_DELAY": "400ms", "KEY_REFRESH_INTERVAL": "100ms"}})
+		"KEY_ROTATION_PERIOD": "1s", "KEY_ACTIVATION_DELAY": "400ms", "KEY_REFRESH_INTERVAL": "100ms",
+		"CLIENT_TOKEN_REQUESTS": noLimits["CLIENT_TOKEN_REQUESTS"]}})
 	v, err := tokenauth.New(tokenauth.Config{JWKSURL: s.InternalURL + "/.well-known/jwks.json", Issuer: s.URL, Audience: "eventreg-api", MinRefresh: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/gin-gonic/gin"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -74,6 +75,8 @@ func Build(ctx context.Context, cfg config.Serve, log *slog.Logger, pool *pgxpoo
 	issuer := strings.TrimRight(cfg.Issuer, "/")
 	tokens := accesstoken.NewIssuer(keys, issuer, cfg.TokenAudience, cfg.AccessTokenTTL)
 	denylist := refreshtoken.NewDenylist(rdb, cfg.AccessTokenTTL)
+	metrics.WatchRevocationFeed(denylist.Size)
+	clients.SetTokenRevoker(refreshtoken.ClientTokens{Denylist: denylist, Grace: cfg.ClientCacheTTL + time.Second})
 	refresh := refreshtoken.New(rdb, denylist, refreshtoken.Lifetimes{Idle: cfg.RefreshIdleTTL, Absolute: cfg.RefreshAbsoluteTTL})
 	codes := authcode.New(rdb, cfg.AuthCodeTTL)
 	sessions := session.New(rdb, cfg.SessionIdleTTL, cfg.SessionAbsTTL)
@@ -81,6 +84,8 @@ func Build(ctx context.Context, cfg config.Serve, log *slog.Logger, pool *pgxpoo
 	grants := &grant.Service{
 		Clients: clients, Tokens: tokens, Codes: codes, Refresh: refresh, Denylist: denylist, Sessions: sessions, Users: users,
 		ClientFailures: ratelimit.NewFailures(rdb, "client", cfg.ClientAuthFailures, cfg.ClientFailureWindow),
+		TokenRequests:  ratelimit.NewFailures(rdb, "token", cfg.ClientTokenRequests, cfg.ClientRateWindow),
+		Revocations:    ratelimit.NewFailures(rdb, "revoke", cfg.ClientRevocations, cfg.ClientRateWindow),
 		Issuer:         issuer, Log: log, Metrics: metrics,
 	}
 	grantapi.New(grants).Register(public, internal)

@@ -17,6 +17,7 @@ import (
 	"github.com/eventreg/eventreg/libs/tokenauth"
 
 	"github.com/eventreg/eventreg/services/auth/internal/accesstoken"
+	"github.com/eventreg/eventreg/services/auth/internal/refreshtoken"
 	"github.com/eventreg/eventreg/services/auth/internal/scope"
 	"github.com/eventreg/eventreg/services/auth/internal/webhook"
 )
@@ -59,7 +60,7 @@ func New(webhooks *webhook.Service, tokens *accesstoken.Issuer, denylist Denylis
 
 // Denylist is the access-token denylist (refreshtoken.Denylist).
 type Denylist interface {
-	Revoked(ctx context.Context, jti, sid string) (bool, error)
+	Revoked(ctx context.Context, t refreshtoken.Token) (bool, error)
 }
 
 // Register adds the public routes to public and the event intake to internal.
@@ -93,7 +94,7 @@ func (h *Handler) authenticate(c *gin.Context) {
 		apireply.Abort(c, apierror.Unauthenticated(errors.Is(err, accesstoken.ErrExpired)))
 		return
 	}
-	revoked, err := h.Denylist.Revoked(c.Request.Context(), claims.ID, claims.SessionID)
+	revoked, err := h.Denylist.Revoked(c.Request.Context(), refreshtoken.TokenOf(claims))
 	if err != nil {
 		h.fail(c, apierror.DependencyFailed("Token verification", err))
 		return
