@@ -23,7 +23,7 @@ import (
 func feedValidator(t *testing.T, s *authtest.Server) *tokenauth.Validator {
 	t.Helper()
 	v, err := tokenauth.New(tokenauth.Config{JWKSURL: s.InternalURL + "/.well-known/jwks.json", Issuer: s.URL, Audience: "eventreg-api",
-		RevocationsURL: s.InternalURL + "/internal/revocations", RevocationPoll: 20 * time.Millisecond})
+		RevocationsURL: s.InternalURL + "/internal/revocations", RevocationPoll: 20 * time.Millisecond, FeedCredentials: s.Peer})
 	if err != nil {
 		t.Fatal(err)
 	}
