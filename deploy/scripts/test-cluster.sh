@@ -364,6 +364,7 @@ release_namespace() {
     --from-literal=key-encryption-key="$(openssl rand -base64 32)" \
     --from-literal=client-secret-key="$(openssl rand -hex 32)" \
     --from-literal=cursor-key="$(openssl rand -hex 32)" \
+    --from-literal=internal-auth-key="$(openssl rand -hex 32)" \
     --from-literal=postgres-password="$(openssl rand -hex 24)" >/dev/null
   local tls=$CACHE/tls
   mkdir -p "$tls"
