@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -60,12 +61,22 @@ func Start(t testing.TB, opts Options) *Stack {
 	case "-":
 		fixture = ""
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	s, err := Launch(ctx, Config{Root: root, Dir: dir, Fixture: fixture, Env: opts.Env, RecreateDatabases: true,
-		AdminDatabaseURL: opts.AdminDatabaseURL})
-	if err != nil {
-		t.Fatalf("starting the stack: %v", err)
+	// A port is free when picked and bound only when the service starts: a
+	// test process elsewhere on the machine may take it in between. Such a
+	// start is tried again with other ports (Launch stops what it started).
+	var s *Stack
+	for attempt := 1; ; attempt++ {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		s, err = Launch(ctx, Config{Root: root, Dir: dir, Fixture: fixture, Env: opts.Env, RecreateDatabases: true,
+			AdminDatabaseURL: opts.AdminDatabaseURL})
+		cancel()
+		if err == nil {
+			break
+		}
+		if attempt == 3 || !strings.Contains(err.Error(), "address already in use") {
+			t.Fatalf("starting the stack: %v", err)
+		}
+		t.Logf("starting the stack: a port was taken meanwhile; trying again with others: %v", err)
 	}
 	t.Cleanup(func() {
 		if t.Failed() {
