@@ -232,7 +232,8 @@ func TestValuesReferenceCheckerFindsGaps(t *testing.T) {
 // TestNothingPointsOutsideTheRepository: the repository stands alone; its
 // docs, code and comments never send a reader to files beside it.
 func TestNothingPointsOutsideTheRepository(t *testing.T) {
-	out, err := exec.Command("git", "-C", repoPath(t, "."), "grep", "-n", "-I", "-e", "../shared/", "--", ".", ":!deploy/deploytest/docs_test.go").Output()
+	outside := ".." + "/shared/" // split, so this line is no match itself
+	out, err := exec.Command("git", "-C", repoPath(t, "."), "grep", "-n", "-I", "-F", "-e", outside).Output()
 	if len(out) > 0 {
 		t.Errorf("these lines point outside the repository (copy what they need into docs/):\n%s", out)
 	}

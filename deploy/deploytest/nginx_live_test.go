@@ -37,15 +37,7 @@ func TestGatewayRoutesLive(t *testing.T) {
 	endpoints := readEndpoints(t)
 	locs := serverLocations(t, parseNginx(t, renderGateway(t, composeGateway)))
 
-	upstream := map[string]string{}
-	for _, svc := range services {
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("X-Upstream", svc)
-			_, _ = io.WriteString(w, svc)
-		}))
-		t.Cleanup(srv.Close)
-		upstream[svc] = srv.Listener.Addr().String()
-	}
+	upstream := standInUpstreams(t, func(w http.ResponseWriter, r *http.Request) {})
 
 	httpAddr, tlsAddr := freeAddr(t), freeAddr(t)
 	startGateway(t, nginx, httpAddr, tlsAddr, upstream, "")
@@ -140,15 +132,7 @@ func TestNginxHTTPS(t *testing.T) {
 	if err != nil {
 		t.Skip("nginx is not installed (apt-get install nginx-light)")
 	}
-	upstream := map[string]string{}
-	for _, svc := range services {
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("X-Upstream", svc)
-			_, _ = io.WriteString(w, svc)
-		}))
-		t.Cleanup(srv.Close)
-		upstream[svc] = srv.Listener.Addr().String()
-	}
+	upstream := standInUpstreams(t, func(w http.ResponseWriter, r *http.Request) {})
 	upstream["registrations"] = freeAddr(t) // nothing listens: the gateway's 503 page
 	httpAddr, tlsAddr := freeAddr(t), freeAddr(t)
 	origin := "https://" + tlsAddr
@@ -296,15 +280,9 @@ func TestGatewaySendsCookiesOnlyToTheSignInPages(t *testing.T) {
 	if err != nil {
 		t.Skip("nginx is not installed (apt-get install nginx-light)")
 	}
-	upstream := map[string]string{}
-	for _, svc := range services {
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("X-Upstream", svc)
-			w.Header().Set("X-Cookie-Seen", strconv.FormatBool(r.Header.Get("Cookie") != ""))
-		}))
-		t.Cleanup(srv.Close)
-		upstream[svc] = srv.Listener.Addr().String()
-	}
+	upstream := standInUpstreams(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Cookie-Seen", strconv.FormatBool(r.Header.Get("Cookie") != ""))
+	})
 	httpAddr, tlsAddr := freeAddr(t), freeAddr(t)
 	startGateway(t, nginx, httpAddr, tlsAddr, upstream, "")
 
@@ -326,4 +304,21 @@ func TestGatewaySendsCookiesOnlyToTheSignInPages(t *testing.T) {
 			t.Errorf("%s (served by %s): cookie passed on %v, want %v", uri, servedBy, seen, want)
 		}
 	}
+}
+
+// standInUpstreams starts a server per service that answers with its name
+// (X-Upstream header and body) after extra has set what a test looks for,
+// and returns their addresses by service.
+func standInUpstreams(t *testing.T, extra http.HandlerFunc) map[string]string {
+	upstream := map[string]string{}
+	for _, svc := range services {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("X-Upstream", svc)
+			extra(w, r)
+			_, _ = io.WriteString(w, svc)
+		}))
+		t.Cleanup(srv.Close)
+		upstream[svc] = srv.Listener.Addr().String()
+	}
+	return upstream
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/eventreg/eventreg/libs/apierror"
 	"github.com/eventreg/eventreg/libs/apireply"
 	"github.com/eventreg/eventreg/libs/httpserver"
+	"github.com/eventreg/eventreg/libs/tokenauth"
 )
 
 // OpenPrefix is the one part of an internal listener served without a
@@ -27,7 +28,7 @@ func (v *Verifier) Middleware() gin.HandlerFunc {
 			c.Next()
 			return
 		}
-		raw, ok := bearer(c.GetHeader("Authorization"))
+		raw, ok := tokenauth.Bearer(c.GetHeader("Authorization"))
 		if !ok {
 			apireply.Abort(c, apierror.MissingToken())
 			return
@@ -40,15 +41,4 @@ func (v *Verifier) Middleware() gin.HandlerFunc {
 		c.Set(httpserver.LogClientIDKey, "service:"+caller)
 		c.Next()
 	}
-}
-
-// bearer returns the token of an Authorization header of the Bearer scheme
-// (RFC 6750 §2.1, case-insensitive).
-func bearer(h string) (string, bool) {
-	const prefix = "bearer "
-	if len(h) <= len(prefix) || !strings.EqualFold(h[:len(prefix)], prefix) {
-		return "", false
-	}
-	tok := strings.TrimSpace(h[len(prefix):])
-	return tok, tok != ""
 }
