@@ -31,10 +31,16 @@ var catalog = []Scope{
 	{"pii:address", ModeOBO, false, "See your postal address"},
 	{"pii:email", ModeOBO, false, "See your email address"},
 	{"pii:phone", ModeOBO, false, "See your phone number"},
+	{"pii:finance:read", ModeOBO, false, "See your orders: what you bought, what it cost and whether it is paid"},
+	{"con:read", ModeOBO, false, "See your own registration for the convention"},
+	{"admin:ticket:read", ModeOBO, true, "Read attendees' tickets (an administrator's permission)"},
+	{"admin:ticket:scan", ModeOBO, true, "Scan attendees' tickets at the door (an administrator's permission)"},
 	{"user:read", ModeService, true, "Read every user's profile and roles"},
 	{"user:roles:update", ModeService, true, "Add and remove roles of any user"},
 	{"volunteer:read", ModeService, true, "Read every volunteer application and department"},
 	{"registration:read", ModeService, true, "Read every registration"},
+	{"vendor:read", ModeService, true, "Read every dealer and their applications"},
+	{"order:view", ModeService, true, "Read every order"},
 	{"webhook:manage", ModeService, false, "Manage this app's webhook subscriptions"},
 }
 
