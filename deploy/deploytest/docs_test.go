@@ -242,3 +242,34 @@ func TestNothingPointsOutsideTheRepository(t *testing.T) {
 		t.Fatalf("git grep: %v", err)
 	}
 }
+
+// TestDecisionIndexListsEveryRecord: docs/decisions/README.md has one row per
+// record, linked by its file name, and no row for a record that is not there.
+func TestDecisionIndexListsEveryRecord(t *testing.T) {
+	dir := repoPath(t, "docs/decisions")
+	index, err := os.ReadFile(dir + "/README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	record := regexp.MustCompile(`^\d{4}-.+\.md$`)
+	var files []string
+	for _, e := range entries {
+		if record.MatchString(e.Name()) {
+			files = append(files, e.Name())
+		}
+	}
+	var rows []string
+	for _, m := range regexp.MustCompile(`(?m)^\| \[(\d{4})\]\((\d{4}-[^)]+\.md)\) \|`).FindAllStringSubmatch(string(index), -1) {
+		if !strings.HasPrefix(m[2], m[1]) {
+			t.Errorf("row %s links %s", m[1], m[2])
+		}
+		rows = append(rows, m[2])
+	}
+	if !slices.Equal(rows, files) {
+		t.Errorf("the index lists\n  %v\nthe records are\n  %v", rows, files)
+	}
+}
