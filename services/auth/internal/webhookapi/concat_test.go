@@ -142,6 +142,7 @@ func TestConCatFormat(t *testing.T) {
 			{"POST", "/api/v0/webhooks", `{"url":"` + rc.URL + `","events":["user-updated"],"format":"ConCat"}`},
 			{"POST", "/api/v0/webhooks", `{"url":"` + rc.URL + `","events":["user-updated"],"format":""}`},
 			{"POST", "/api/v0/webhooks", `{"url":"` + rc.URL + `","events":["user-updated"],"format":1}`},
+			{"POST", "/api/v0/webhooks", `{"url":"` + rc.URL + `","events":["user-updated"],"format":null}`},
 			{"PATCH", path, `{"format":"jwt"}`},
 			{"PATCH", path, `{"format":null}`},
 		} {

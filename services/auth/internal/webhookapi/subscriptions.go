@@ -26,8 +26,8 @@ func (h *Handler) create(c *gin.Context) {
 	if d := o.string("description", true); d != nil {
 		n.Description = *d
 	}
-	if f := o.string("format", true); f != nil {
-		if *f == "" { // absent or null is the default; "" is a mistake
+	if f := o.string("format", false); f != nil {
+		if *f == "" { // absent is the default; "" is a mistake
 			o.problems["format"] = `must be "eventreg" or "concat"`
 		}
 		n.Format = webhook.Format(*f)
