@@ -15,6 +15,9 @@ command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || missing+=(nginx-light)
 if [ "$purpose" = test ]; then
   command -v chromium >/dev/null || [ -x /usr/bin/chromium ] || missing+=(chromium)
   command -v wrk >/dev/null || missing+=(wrk)
+  # e2e TestConCatWebhooks runs a webhook receiver in Node with the jose package (npm ci)
+  command -v node >/dev/null || missing+=(nodejs)
+  command -v npm >/dev/null || missing+=(npm)
   # actionlint runs it on the release workflow; deploy/deploytest on the helm test script
   command -v shellcheck >/dev/null || missing+=(shellcheck)
 fi

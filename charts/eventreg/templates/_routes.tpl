@@ -15,6 +15,7 @@ A trailing "/" of a Prefix path is ignored by both APIs (element-wise match).
 - {path: "/api/oauth/", match: Prefix, service: auth}
 - {path: "/.well-known/", match: Prefix, service: auth}
 - {path: "/api/v0/webhooks", match: Prefix, service: auth}
+- {path: "/api/webhooks/", match: Prefix, service: auth}
 - {path: "/api/users/", match: Prefix, service: users}
 - {path: "/api/v0/users", match: Prefix, service: users}
 - {path: "/api/v0/roles", match: Prefix, service: users}

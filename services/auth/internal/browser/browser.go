@@ -56,6 +56,8 @@ type Deps struct {
 	Sessions *session.Store
 	Codes    *authcode.Store
 	Refresh  *refreshtoken.Store
+	// Hints reads the access_token an app sends to the logout.
+	Hints TokenHints
 	// Sign-in attempts are counted before the password is checked, against
 	// the identifier as typed (accountKey). Over
 	// AccountAddressFailures (per account and client address) or
@@ -543,7 +545,11 @@ func (h *Handler) loginFailed(c *gin.Context, next, username string, slow bool) 
 // another site) never ends a session. Without a session there is nothing to
 // end, and the browser goes where a finished sign-out goes.
 func (h *Handler) logout(c *gin.Context) {
-	next, clientID := c.Query("next"), c.Query("client_id")
+	next := c.Query("next")
+	clientID, ok := h.logoutClient(c, c.Query("client_id"))
+	if !ok {
+		return
+	}
 	sess, err := h.currentSession(c)
 	if err != nil {
 		h.log.WarnContext(c.Request.Context(), "reading session failed", "error", err.Error())

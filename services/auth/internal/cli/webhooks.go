@@ -48,6 +48,7 @@ type subscriptionOut struct {
 	URL            string    `json:"url"`
 	Events         []string  `json:"events"`
 	Description    string    `json:"description"`
+	Format         string    `json:"format"`
 	State          string    `json:"state"`
 	DisabledReason string    `json:"disabled_reason,omitempty"`
 	DisabledBy     string    `json:"disabled_by,omitempty"`
@@ -57,7 +58,7 @@ type subscriptionOut struct {
 }
 
 func subscriptionJSON(s webhook.Subscription) subscriptionOut {
-	return subscriptionOut{ID: s.ID, ClientID: s.ClientID, URL: s.URL, Events: s.Events, Description: s.Description, State: string(s.State),
+	return subscriptionOut{ID: s.ID, ClientID: s.ClientID, URL: s.URL, Events: s.Events, Description: s.Description, Format: string(s.Format), State: string(s.State),
 		DisabledReason: s.DisabledReason, DisabledBy: string(s.DisabledBy), FailingSince: s.FailingSince.UTC(), CreatedAt: s.CreatedAt.UTC(), UpdatedAt: s.UpdatedAt.UTC()}
 }
 
@@ -188,9 +189,9 @@ func webhooksListCommand() *cobra.Command {
 				return printJSONRows(cmd.OutOrStdout(), subs, subscriptionJSON)
 			}
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tCLIENT\tSTATE\tEVENTS\tURL")
+			fmt.Fprintln(tw, "ID\tCLIENT\tSTATE\tFORMAT\tEVENTS\tURL")
 			for _, sub := range subs {
-				fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\n", sub.ID, sub.ClientID, sub.State, strings.Join(sub.Events, ","), sub.URL)
+				fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\n", sub.ID, sub.ClientID, sub.State, sub.Format, strings.Join(sub.Events, ","), sub.URL)
 			}
 			return tw.Flush()
 		})
@@ -204,6 +205,7 @@ func webhooksAddCommand() *cobra.Command {
 	urlFlag := add.Flags().String("url", "", "where to POST the events (required)")
 	events := add.Flags().String("events", "", `event types, comma-separated, e.g. "volunteer-updated,user-updated" (required)`)
 	desc := add.Flags().String("description", "", "a note on the subscription")
+	format := add.Flags().String("format", string(webhook.FormatEventreg), `the shape of the delivery tokens: "eventreg" (aud the client id) or "concat" (the real API's: aud the URL, 120 s)`)
 	out := service.AddOutputFlag(add)
 	add.RunE = func(cmd *cobra.Command, _ []string) error {
 		owner, err := parseID(*clientFlag)
@@ -217,7 +219,8 @@ func webhooksAddCommand() *cobra.Command {
 			}
 		}
 		return withWebhooks(cmd.Context(), func(s *webhook.Service) error {
-			sub, err := s.Create(cmd.Context(), owner, webhook.NewSubscription{URL: *urlFlag, Events: list, Description: *desc})
+			sub, err := s.Create(cmd.Context(), owner, webhook.NewSubscription{URL: *urlFlag, Events: list, Description: *desc,
+				Format: webhook.Format(*format)})
 			if err != nil {
 				return webhookError("", err)
 			}

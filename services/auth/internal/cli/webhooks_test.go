@@ -49,6 +49,18 @@ func TestWebhooksCommands(t *testing.T) {
 		t.Fatalf("add printed %s", out)
 	}
 
+	t.Run("add makes the eventreg format unless asked", func(t *testing.T) {
+		var got struct{ Format string }
+		if err := json.Unmarshal([]byte(out), &got); err != nil || got.Format != "eventreg" {
+			t.Fatalf("add printed %s", out)
+		}
+		concat := must(t, "webhooks", "add", "--client", id, "--url", "http://127.0.0.1:9/concat", "--events", "user-updated", "--format", "concat", "-o", "json")
+		var c struct{ ID, Format string }
+		if err := json.Unmarshal([]byte(concat), &c); err != nil || c.Format != "concat" {
+			t.Fatalf("add --format concat printed %s", concat)
+		}
+		must(t, "webhooks", "remove", c.ID)
+	})
 	t.Run("list shows it, for every client or one", func(t *testing.T) {
 		for _, args := range [][]string{{"webhooks", "list", "-o", "json"}, {"webhooks", "list", "--client", id, "-o", "json"}, {"webhooks", "list"}} {
 			if out := must(t, args...); !strings.Contains(out, sub.ID) {
@@ -65,6 +77,7 @@ func TestWebhooksCommands(t *testing.T) {
 			"a private address":                     {"--client", id, "--url", "https://10.0.0.1/in", "--events", "user-updated"},
 			"an unknown event":                      {"--client", id, "--url", "http://127.0.0.1:9/in", "--events", "user-created"},
 			"an unknown client":                     {"--client", "999999", "--url", "http://127.0.0.1:9/in", "--events", "user-updated"},
+			"an unknown format":                     {"--client", id, "--url", "http://127.0.0.1:9/in", "--events", "user-updated", "--format", "jwt"},
 		} {
 			if _, err := run(t, append([]string{"webhooks", "add"}, args...)...); err == nil {
 				t.Errorf("%s: accepted", name)

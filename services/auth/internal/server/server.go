@@ -99,7 +99,7 @@ func Build(ctx context.Context, cfg config.Serve, log *slog.Logger, pool *pgxpoo
 		CSRFKey: csrfKey, FailureDelay: cfg.LoginFailureDelay, Issuer: issuer,
 	}, browser.Deps{
 		Clients: clients, Consents: consentdb.New(pool), Users: users,
-		Sessions: sessions, Codes: codes, Refresh: refresh,
+		Sessions: sessions, Codes: codes, Refresh: refresh, Hints: tokens,
 		AccountAddressFailures: ratelimit.NewFailures(rdb, "login-account-address", cfg.LoginFailuresPerAccount, cfg.LoginFailureWindow),
 		AddressFailures:        ratelimit.NewFailures(rdb, "login-address", cfg.LoginFailuresPerAddress, cfg.LoginFailureWindow),
 		AccountFailures:        ratelimit.NewFailures(rdb, "login-account", cfg.LoginFailuresPerAccount, cfg.LoginFailureWindow),
@@ -114,6 +114,7 @@ func Build(ctx context.Context, cfg config.Serve, log *slog.Logger, pool *pgxpoo
 
 	public.GET(grantapi.PathJWKS, jwks(keys))
 	internal.GET(grantapi.PathJWKS, jwks(keys))
+	public.GET(webhookapi.PathKey, webhookKey(keys))
 	app := &App{Keys: keys, Clients: clients, Refresh: refresh}
 	signOut := func(ctx context.Context, userID int64) error { _, err := grants.SignOut(ctx, userID); return err }
 	if err := buildWebhooks(app, cfg, log, pool, tokens, denylist, signOut, metrics, public, internal); err != nil {
@@ -192,6 +193,21 @@ func jwks(keys *signing.Manager) gin.HandlerFunc {
 		}
 		c.Header("Cache-Control", "public, max-age=60")
 		c.Data(http.StatusOK, "application/json", keys.JWKS())
+	}
+}
+
+// webhookKey serves the public key that signs webhook tokens now as PEM,
+// where the real API serves its webhook key (decision 0098).
+func webhookKey(keys *signing.Manager) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		pemKey := keys.WebhookKeyPEM()
+		if pemKey == nil {
+			c.Header("Cache-Control", "no-store")
+			apireply.Abort(c, apierror.Unavailable("The webhook key"))
+			return
+		}
+		c.Header("Cache-Control", "public, max-age=60")
+		c.Data(http.StatusOK, "text/plain; charset=utf-8", pemKey) // a PEM is text; every client reads it
 	}
 }
 

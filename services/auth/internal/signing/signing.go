@@ -10,6 +10,7 @@ import (
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -102,6 +103,8 @@ type ring struct {
 	signer    *signer
 	published jwk.Set
 	jwks      []byte
+	// pem is the signing key's public key as a PEM "PUBLIC KEY" block.
+	pem []byte
 }
 
 type signer struct {
@@ -402,8 +405,22 @@ func (m *Manager) Reload(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("encoding JWKS: %w", err)
 	}
-	m.state.Store(&ring{signer: sig, published: set, jwks: b})
+	pemKey, err := publicKeyPEM(&sig.key.PublicKey)
+	if err != nil {
+		return fmt.Errorf("encoding the public key of %s as PEM: %w", sig.kid, err)
+	}
+	m.state.Store(&ring{signer: sig, published: set, jwks: b, pem: pemKey})
 	return nil
+}
+
+// publicKeyPEM is pub as an X.509 SubjectPublicKeyInfo in a PEM block
+// "PUBLIC KEY", what openssl, Node's crypto and every JOSE library read.
+func publicKeyPEM(pub *ecdsa.PublicKey) ([]byte, error) {
+	der, err := x509.MarshalPKIXPublicKey(pub)
+	if err != nil {
+		return nil, err
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}), nil
 }
 
 func (m *Manager) forgetPrivateKey(kid string) {
@@ -483,6 +500,17 @@ func (m *Manager) Publishes(kid string) bool {
 	}
 	_, ok := r.published.LookupKeyID(kid)
 	return ok
+}
+
+// WebhookKeyPEM returns the public key of the key that signs now as PEM
+// (X.509 SubjectPublicKeyInfo), nil before the first load: the real API's
+// GET /api/webhooks/key. One key only, since PEM readers take the first
+// block; receivers fetch it again when a signature fails (decision 0098).
+func (m *Manager) WebhookKeyPEM() []byte {
+	if r := m.state.Load(); r != nil {
+		return r.pem
+	}
+	return nil
 }
 
 // JWKS returns the published key set as JSON.

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	jwtv5 "github.com/golang-jwt/jwt/v5"
 	"github.com/lestrrat-go/jwx/v2/jwk"
 	"github.com/lestrrat-go/jwx/v2/jws"
 )
@@ -160,6 +161,7 @@ func TestRotation(t *testing.T) {
 			t.Fatal("did not rotate")
 		}
 		second := store.keys[1].KID
+		firstPEM := m.WebhookKeyPEM()
 		if !published()[second] || sign() != first {
 			t.Fatal("new key must be published and not yet signing")
 		}
@@ -167,6 +169,9 @@ func TestRotation(t *testing.T) {
 		_ = m.Reload(ctx)
 		if sign() != second || !published()[first] {
 			t.Fatal("after the delay the new key signs and the old stays published")
+		}
+		if bytes.Equal(m.WebhookKeyPEM(), firstPEM) {
+			t.Fatal("the webhook key PEM is still the retired key's: it must be the key that signs")
 		}
 		t.Run("the retired key leaves the JWKS after the longest token lifetime", func(t *testing.T) {
 			now = now.Add(time.Hour + 6*time.Minute)
@@ -297,6 +302,31 @@ func TestWebhookTokens(t *testing.T) {
 		}
 		if _, err := jws.Verify([]byte(tok), jws.WithKeySet(set)); err != nil {
 			t.Fatal(err)
+		}
+	})
+	t.Run("it verifies with golang-jwt against the PEM the webhook key endpoint serves", func(t *testing.T) {
+		pemKey := m.WebhookKeyPEM()
+		if !bytes.HasPrefix(pemKey, []byte("-----BEGIN PUBLIC KEY-----\n")) || bytes.Count(pemKey, []byte("-----BEGIN")) != 1 {
+			t.Fatalf("PEM %s", pemKey)
+		}
+		pub, err := jwtv5.ParseECPublicKeyFromPEM(pemKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := jwtv5.Parse(tok, func(*jwtv5.Token) (any, error) { return pub, nil }, jwtv5.WithValidMethods([]string{"ES256"})); err != nil {
+			t.Fatal(err)
+		}
+		other, _ := NewKey(kek(), time.Now(), time.Now())
+		m2 := NewManager(&memStore{keys: []Key{other}}, kek(), m.cfg, nil)
+		if err := m2.Reload(ctx); err != nil {
+			t.Fatal(err)
+		}
+		otherPub, err := jwtv5.ParseECPublicKeyFromPEM(m2.WebhookKeyPEM())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := jwtv5.Parse(tok, func(*jwtv5.Token) (any, error) { return otherPub, nil }, jwtv5.WithValidMethods([]string{"ES256"})); err == nil {
+			t.Fatal("another key's PEM verified the token")
 		}
 	})
 	t.Run("Verify, which reads access tokens, refuses it", func(t *testing.T) {

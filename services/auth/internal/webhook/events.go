@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
@@ -106,23 +107,31 @@ func toEvent(in authapi.Event) (ev Event, field, problem string) {
 		OccurredAt: in.OccurredAt, TraceParent: in.TraceParent}, "", ""
 }
 
-// deliveryBody is the request body of a delivery: {"event":TYPE,"data":DATA},
-// DATA compacted. It is built once per event, so every attempt sends the
-// same bytes (and the same body_sha256).
+// deliveryBody is the request body of a delivery: {"event":TYPE,"data":DATA}.
+// It is built once per event, so every attempt sends the same bytes (and the
+// same body_sha256 and int). DATA is written as JavaScript's JSON.stringify
+// writes it (no whitespace, strings with the shortest escapes, so no
+// \u003c for "<", numbers with a fraction or exponent in ECMAScript's
+// form; members in their order): a receiver written for the real API that
+// hashes JSON.stringify of the parsed data for the int claim gets the
+// bytes that were hashed (decision 0098). What encoding/json accepted
+// before is still accepted.
 func deliveryBody(eventType string, data json.RawMessage) ([]byte, error) {
-	var b bytes.Buffer
-	b.WriteString(`{"event":`)
 	t, err := json.Marshal(eventType)
 	if err != nil {
 		return nil, err
 	}
-	b.Write(t)
-	b.WriteString(`,"data":`)
-	if err := json.Compact(&b, data); err != nil {
+	v := jsontext.Value(bytes.Clone(data))
+	if err := v.Format(jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true),
+		jsontext.CanonicalizeRawFloats(true)); err != nil {
 		return nil, err
 	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
+	b := make([]byte, 0, len(t)+len(v)+20)
+	b = append(b, `{"event":`...)
+	b = append(b, t...)
+	b = append(b, `,"data":`...)
+	b = append(b, v...)
+	return append(b, '}'), nil
 }
 
 // spanContextOf parses a W3C traceparent (invalid: an empty context).

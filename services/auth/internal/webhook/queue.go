@@ -45,6 +45,8 @@ type Claim struct {
 	SubscriptionID string
 	ClientID       int64
 	URL            string
+	// Format is the shape of the subscription's delivery tokens.
+	Format Format
 	// Subscribed is the subscription's event list now.
 	Subscribed []string
 	// AppScopes are the app's scopes now.

@@ -3,11 +3,7 @@ package webhook
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -29,38 +25,9 @@ import (
 const (
 	HeaderID        = "Webhook-Id"
 	HeaderEvent     = "Webhook-Event"
-	userAgent       = "eventreg-webhooks"
 	maxAnswer       = 4 << 10 // the most of an answer's body read
 	maxErrorSnippet = 200     // the most of it kept in lastError
-	// tokenTTL is how long a delivery's JWT is valid.
-	tokenTTL = 5 * time.Minute
 )
-
-// Signer signs webhook tokens (signing.Manager).
-type Signer interface {
-	SignWebhook(payload []byte) (string, error)
-}
-
-// tokenClaims are the claims of a delivery's JWT (typ webhook+jwt).
-type tokenClaims struct {
-	Issuer   string `json:"iss"`
-	Audience string `json:"aud"` // the app's client id
-	IssuedAt int64  `json:"iat"`
-	Expiry   int64  `json:"exp"`
-	// ID is the delivery id, the same on every attempt: the receiver's
-	// dedupe key.
-	ID      string `json:"jti"`
-	Event   string `json:"event"`
-	EventID string `json:"event_id"`
-	// BodySHA256 is base64url (no padding) of SHA-256 of the exact body.
-	BodySHA256 string `json:"body_sha256"`
-}
-
-// bodyHash is the body_sha256 claim of body.
-func bodyHash(body []byte) string {
-	sum := sha256.Sum256(body)
-	return base64.RawURLEncoding.EncodeToString(sum[:])
-}
 
 // sender makes the HTTP requests of deliveries: one client per reach of
 // the target policy, each with its own connections, so that no connection
@@ -173,7 +140,7 @@ func (s *sender) send(ctx context.Context, c Claim) result {
 		return result{problem: "the subscription's URL cannot be requested"}
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("User-Agent", userAgent)
+	req.Header.Set("User-Agent", userAgent(c.Format))
 	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set(HeaderID, c.DeliveryID)
 	req.Header.Set(HeaderEvent, c.EventType)
@@ -196,17 +163,6 @@ func (s *sender) send(ctx context.Context, c Claim) result {
 		}
 	}
 	return r
-}
-
-// token signs the delivery's JWT.
-func (s *sender) token(c Claim) (string, error) {
-	now := time.Now()
-	payload, err := json.Marshal(tokenClaims{Issuer: s.issuer, Audience: strconv.FormatInt(c.ClientID, 10), IssuedAt: now.Unix(),
-		Expiry: now.Add(tokenTTL).Unix(), ID: c.DeliveryID, Event: c.EventType, EventID: c.EventID, BodySHA256: bodyHash(c.Body)})
-	if err != nil {
-		return "", fmt.Errorf("encoding webhook claims: %w", err)
-	}
-	return s.signer.SignWebhook(payload)
 }
 
 // transportProblem describes a request that got no answer, without the URL

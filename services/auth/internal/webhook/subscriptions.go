@@ -44,6 +44,8 @@ type NewSubscription struct {
 	URL         string
 	Events      []string
 	Description string
+	// Format is the shape of its delivery tokens ("": FormatEventreg).
+	Format Format
 }
 
 // Create subscribes app clientID to n's events at n's URL.
@@ -54,6 +56,10 @@ func (s *Service) Create(ctx context.Context, clientID int64, n NewSubscription)
 	}
 	checkEvents(n.Events, fields)
 	checkDescription(n.Description, fields)
+	if n.Format == "" {
+		n.Format = FormatEventreg
+	}
+	checkFormat(n.Format, fields)
 	if err := invalid("The webhook subscription is not valid.", fields); err != nil {
 		return Subscription{}, err
 	}
@@ -61,7 +67,7 @@ func (s *Service) Create(ctx context.Context, clientID int64, n NewSubscription)
 		return Subscription{}, err
 	}
 	sub := Subscription{ID: uuid.NewString(), ClientID: clientID, URL: n.URL, Events: slices.Clone(n.Events),
-		Description: n.Description, State: StateActive}
+		Description: n.Description, Format: n.Format, State: StateActive}
 	return s.store.CreateSubscription(ctx, sub, MaxSubscriptions)
 }
 
@@ -107,6 +113,9 @@ func (s *Service) Update(ctx context.Context, owner int64, id string, ch Change)
 	}
 	if ch.Description != nil {
 		checkDescription(*ch.Description, fields)
+	}
+	if ch.Format != nil {
+		checkFormat(*ch.Format, fields)
 	}
 	if ch.State != nil && *ch.State != StateActive && *ch.State != StateDisabled {
 		fields["state"] = `must be "active" or "disabled"`
@@ -251,6 +260,12 @@ func checkDescription(d string, fields map[string]string) {
 		fields["description"] = fmt.Sprintf("must be at most %d bytes", MaxDescriptionLength)
 	case strings.ContainsRune(d, 0): // PostgreSQL text cannot hold NUL: it would be a 500
 		fields["description"] = "must not contain NUL characters"
+	}
+}
+
+func checkFormat(f Format, fields map[string]string) {
+	if f != FormatEventreg && f != FormatConCat {
+		fields["format"] = `must be "eventreg" or "concat"`
 	}
 }
 

@@ -32,6 +32,19 @@ const (
 	ByOperator DisabledBy = "operator" // an operator; only an operator enables it again
 )
 
+// Format is the shape of a subscription's delivery tokens: which audience
+// and lifetime they carry (decision 0098).
+type Format string
+
+// Formats.
+const (
+	// FormatEventreg: aud is the app's client id, exp 5 minutes after iat.
+	FormatEventreg Format = "eventreg"
+	// FormatConCat: the real API's documented shape, aud is the
+	// subscription's URL, exp 120 seconds after iat.
+	FormatConCat Format = "concat"
+)
+
 // DeliveryState is where a delivery stands.
 type DeliveryState string
 
@@ -61,7 +74,9 @@ type Subscription struct {
 	URL         string
 	Events      []string
 	Description string
-	State       State
+	// Format is the shape of its delivery tokens.
+	Format Format
+	State  State
 	// DisabledReason says why it is disabled ("" while active).
 	DisabledReason string
 	// DisabledBy says who disabled it ("" while active).
@@ -191,6 +206,7 @@ type Change struct {
 	URL         *string
 	Events      []string // nil: unchanged
 	Description *string
+	Format      *Format
 	State       *State
 	// By is who makes the change: ByApp or ByOperator. An operator's
 	// disable replaces any other; only an operator lifts it.

@@ -12,6 +12,7 @@ type subscriptionJSON struct {
 	URL            string     `json:"url"`
 	Events         []string   `json:"events"`
 	Description    string     `json:"description"`
+	Format         string     `json:"format"`
 	State          string     `json:"state"`
 	DisabledReason *string    `json:"disabledReason"`
 	DisabledBy     *string    `json:"disabledBy"`
@@ -21,7 +22,7 @@ type subscriptionJSON struct {
 }
 
 func renderSubscription(s webhook.Subscription) subscriptionJSON {
-	return subscriptionJSON{ID: s.ID, URL: s.URL, Events: s.Events, Description: s.Description, State: string(s.State),
+	return subscriptionJSON{ID: s.ID, URL: s.URL, Events: s.Events, Description: s.Description, Format: string(s.Format), State: string(s.State),
 		DisabledReason: optionalString(s.DisabledReason), DisabledBy: optionalString(string(s.DisabledBy)), CreatedAt: s.CreatedAt.UTC(), UpdatedAt: s.UpdatedAt.UTC(),
 		FailingSince: optionalTime(s.FailingSince)}
 }

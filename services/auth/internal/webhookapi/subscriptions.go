@@ -13,7 +13,7 @@ import (
 )
 
 func (h *Handler) create(c *gin.Context) {
-	o, e := readObject(c, "url", "events", "description")
+	o, e := readObject(c, "url", "events", "description", "format")
 	if e != nil {
 		apireply.Abort(c, e)
 		return
@@ -25,6 +25,12 @@ func (h *Handler) create(c *gin.Context) {
 	n.Events = o.strings("events")
 	if d := o.string("description", true); d != nil {
 		n.Description = *d
+	}
+	if f := o.string("format", false); f != nil {
+		if *f == "" { // absent is the default; "" is a mistake
+			o.problems["format"] = `must be "eventreg" or "concat"`
+		}
+		n.Format = webhook.Format(*f)
 	}
 	if e := o.err(); e != nil {
 		apireply.Abort(c, e)
@@ -63,7 +69,7 @@ func (h *Handler) get(c *gin.Context) {
 }
 
 func (h *Handler) update(c *gin.Context) {
-	o, e := readObject(c, "url", "events", "description", "state")
+	o, e := readObject(c, "url", "events", "description", "state", "format")
 	if e != nil {
 		apireply.Abort(c, e)
 		return
@@ -79,6 +85,10 @@ func (h *Handler) update(c *gin.Context) {
 	} else {
 		ch.Description = o.string("description", false)
 	}
+	if f := o.string("format", false); f != nil {
+		format := webhook.Format(*f)
+		ch.Format = &format
+	}
 	if s := o.string("state", false); s != nil {
 		st := webhook.State(*s)
 		ch.State = &st
@@ -88,7 +98,7 @@ func (h *Handler) update(c *gin.Context) {
 		return
 	}
 	if len(o.members) == 0 {
-		apireply.Abort(c, apierror.Validation("Send at least one of url, events, description, state.", nil))
+		apireply.Abort(c, apierror.Validation("Send at least one of url, events, description, state, format.", nil))
 		return
 	}
 	sub, err := h.Webhooks.Update(c.Request.Context(), owner(c), c.Param("id"), ch)

@@ -29,6 +29,9 @@ const (
 	PathDeliveries    = PathSubscription + "/deliveries"
 	PathReplay        = PathDeliveries + "/:deliveryId/replay"
 	PathReplayDead    = PathSubscription + "/replay"
+	// PathKey serves the webhook signing key as PEM, public, where the
+	// real API serves it (no version segment).
+	PathKey = "/api/webhooks/key"
 )
 
 // ScopeManage is the scope of every public webhook route.

@@ -55,7 +55,7 @@ UPDATE webhook_deliveries d
 SET leased_until = now() + $3::bigint * interval '1 microsecond', lease_id = gen_random_uuid()
 FROM picked, webhook_subscriptions s, webhook_events e, clients c
 WHERE d.id = picked.id AND s.id = d.subscription_id AND e.id = d.event_id AND c.id = s.client_id
-RETURNING d.id, d.lease_id, s.id, s.client_id, s.url, s.events, c.scopes,
+RETURNING d.id, d.lease_id, s.id, s.client_id, s.url, s.format, s.events, c.scopes,
 	EXISTS (SELECT 1 FROM webhook_private_apps p WHERE p.client_id = s.client_id),
 	e.id, e.type, e.body, e.occurred_at, e.traceparent, d.attempts`
 
@@ -75,7 +75,7 @@ func (s *Store) Claim(ctx context.Context, limit, perEndpoint, perApp int, lease
 		defer rows.Close()
 		for rows.Next() {
 			var c webhook.Claim
-			if err := rows.Scan(&c.DeliveryID, &c.LeaseID, &c.SubscriptionID, &c.ClientID, &c.URL, &c.Subscribed, &c.AppScopes, &c.PrivateTargets,
+			if err := rows.Scan(&c.DeliveryID, &c.LeaseID, &c.SubscriptionID, &c.ClientID, &c.URL, &c.Format, &c.Subscribed, &c.AppScopes, &c.PrivateTargets,
 				&c.EventID, &c.EventType, &c.Body, &c.OccurredAt, &c.TraceParent, &c.Attempts); err != nil {
 				return fmt.Errorf("reading claimed deliveries: %w", err)
 			}

@@ -34,15 +34,15 @@ const (
 	ingestLock = 0x77686b69 // "whki"
 )
 
-const subscriptionColumns = `id, client_id, url, events, description, state, coalesce(disabled_reason, ''),
+const subscriptionColumns = `id, client_id, url, events, description, format, state, coalesce(disabled_reason, ''),
 	CASE WHEN state = 'disabled' THEN coalesce(disabled_by, '') ELSE '' END,
 	coalesce(failing_since, 'epoch'::timestamptz), created_at, updated_at`
 
 func scanSubscription(row pgx.Row) (webhook.Subscription, error) {
 	var s webhook.Subscription
-	var state, by string
-	err := row.Scan(&s.ID, &s.ClientID, &s.URL, &s.Events, &s.Description, &state, &s.DisabledReason, &by, &s.FailingSince, &s.CreatedAt, &s.UpdatedAt)
-	s.State, s.DisabledBy = webhook.State(state), webhook.DisabledBy(by)
+	var format, state, by string
+	err := row.Scan(&s.ID, &s.ClientID, &s.URL, &s.Events, &s.Description, &format, &state, &s.DisabledReason, &by, &s.FailingSince, &s.CreatedAt, &s.UpdatedAt)
+	s.Format, s.State, s.DisabledBy = webhook.Format(format), webhook.State(state), webhook.DisabledBy(by)
 	if s.FailingSince.Unix() == 0 {
 		s.FailingSince = time.Time{}
 	}
@@ -67,9 +67,9 @@ func (s *Store) CreateSubscription(ctx context.Context, sub webhook.Subscription
 			return webhook.ErrTooMany
 		}
 		out, err = scanSubscription(tx.QueryRow(ctx, `
-			INSERT INTO webhook_subscriptions (id, client_id, url, events, description)
-			VALUES ($1, $2, $3, $4, $5) RETURNING `+subscriptionColumns,
-			sub.ID, sub.ClientID, sub.URL, sub.Events, sub.Description))
+			INSERT INTO webhook_subscriptions (id, client_id, url, events, description, format)
+			VALUES ($1, $2, $3, $4, $5, $6) RETURNING `+subscriptionColumns,
+			sub.ID, sub.ClientID, sub.URL, sub.Events, sub.Description, string(sub.Format)))
 		if err != nil {
 			return fmt.Errorf("inserting a subscription of app %d: %w", sub.ClientID, err)
 		}
@@ -115,10 +115,14 @@ func (s *Store) Subscriptions(ctx context.Context, clientID int64) ([]webhook.Su
 // replaces an earlier one by the app or after failures; the app's does not
 // replace an earlier one.
 func (s *Store) UpdateSubscription(ctx context.Context, id string, ch webhook.Change) (webhook.Subscription, error) {
-	var state *string
+	var state, format *string
 	if ch.State != nil {
 		v := string(*ch.State)
 		state = &v
+	}
+	if ch.Format != nil {
+		v := string(*ch.Format)
+		format = &v
 	}
 	var out webhook.Subscription
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
@@ -141,6 +145,7 @@ func (s *Store) UpdateSubscription(ctx context.Context, id string, ch webhook.Ch
 				url = coalesce($2, url),
 				events = coalesce($3, events),
 				description = coalesce($4, description),
+				format = coalesce($8, format),
 				state = coalesce($5, state),
 				disabled_reason = CASE WHEN $5 = 'active' THEN NULL
 				                       WHEN $5 = 'disabled' AND (state = 'active' OR $7 = 'operator') THEN $6
@@ -151,7 +156,7 @@ func (s *Store) UpdateSubscription(ctx context.Context, id string, ch webhook.Ch
 				failing_since = CASE WHEN $5 = 'active' AND state = 'disabled' THEN NULL ELSE failing_since END,
 				updated_at = now()
 			WHERE id = $1 RETURNING `+subscriptionColumns,
-			id, ch.URL, ch.Events, ch.Description, state, ch.Reason, string(ch.By)))
+			id, ch.URL, ch.Events, ch.Description, state, ch.Reason, string(ch.By), format))
 		if err != nil {
 			return fmt.Errorf("updating subscription %s: %w", id, err)
 		}

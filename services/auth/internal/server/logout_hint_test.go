@@ -1,0 +1,161 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/eventreg/eventreg/services/auth/internal/accesstoken"
+	"github.com/eventreg/eventreg/services/auth/internal/authtest"
+	"github.com/eventreg/eventreg/services/auth/internal/scope"
+	"github.com/eventreg/eventreg/services/auth/internal/signing"
+)
+
+// TestLogoutAsAppsCallIt: GET /oauth/logout?client_id=&access_token=&next=,
+// the access token a hint of the session to end, as apps written for the
+// real API call it. The hint is checked and names the app; it never ends a
+// session by itself nor changes the page with whose token it is.
+func TestLogoutAsAppsCallIt(t *testing.T) {
+	s := authtest.Start(t, authtest.Options{})
+	issue := func(t *testing.T, iss string, ttl time.Duration, user int64, app string) string {
+		t.Helper()
+		id := map[string]int64{authtest.BadgeID: 502, authtest.ServiceID: 501}[app]
+		tok, err := accesstoken.NewIssuer(s.App.Keys, iss, "eventreg-api", ttl).Issue(accesstoken.UserSubject(user), id, scope.Set{"pii:basic"}, "sid-1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tok.Token
+	}
+	alices := issue(t, s.URL, time.Hour, authtest.Alice.ID, authtest.BadgeID)
+	logoutURL := func(q url.Values) string { return s.URL + "/oauth/logout?" + q.Encode() }
+	withHint := func(tok string, extra ...string) url.Values {
+		q := url.Values{"access_token": {tok}, "next": {authtest.RedirectURI}}
+		for i := 0; i+1 < len(extra); i += 2 {
+			q.Set(extra[i], extra[i+1])
+		}
+		return q
+	}
+	// page is the confirmation page with its CSRF token blanked, to compare.
+	page := func(body string) string { return csrfRe.ReplaceAllString(body, `name="csrf_token" value=""`) }
+
+	t.Run("the user's own token: the confirmation page, then back to next", func(t *testing.T) {
+		b := signedIn(t, s, authtest.Alice)
+		p := b.get(logoutURL(withHint(alices, "client_id", authtest.BadgeID)))
+		if p.status != http.StatusOK || field(t, nextAnyRe, p.body) != authtest.RedirectURI || field(t, clientIDRe, p.body) != authtest.BadgeID {
+			t.Fatalf("%d %s", p.status, p.body)
+		}
+		if strings.Contains(p.body, alices) {
+			t.Fatal("the page carries the access token")
+		}
+		if !signedInStill(t, s, b) {
+			t.Fatal("the GET ended the session")
+		}
+		p = b.postForm(s.URL+"/oauth/logout", url.Values{"csrf_token": {field(t, csrfRe, p.body)}, "next": {field(t, nextAnyRe, p.body)},
+			"client_id": {field(t, clientIDRe, p.body)}})
+		if p.status != http.StatusSeeOther || p.header.Get("Location") != authtest.RedirectURI || signedInStill(t, s, b) {
+			t.Fatalf("%d %v", p.status, p.header)
+		}
+	})
+	t.Run("without client_id, the token's app is the one next must belong to", func(t *testing.T) {
+		b := signedIn(t, s, authtest.Alice)
+		p := b.get(logoutURL(withHint(alices)))
+		if p.status != http.StatusOK || field(t, clientIDRe, p.body) != authtest.BadgeID {
+			t.Fatalf("%d %s", p.status, p.body)
+		}
+		p = b.postForm(s.URL+"/oauth/logout", url.Values{"csrf_token": {field(t, csrfRe, p.body)}, "next": {field(t, nextAnyRe, p.body)},
+			"client_id": {field(t, clientIDRe, p.body)}})
+		if p.status != http.StatusSeeOther || p.header.Get("Location") != authtest.RedirectURI {
+			t.Fatalf("%d %v", p.status, p.header)
+		}
+	})
+	t.Run("another user's token signs no one out and the page says nothing of it", func(t *testing.T) {
+		b := signedIn(t, s, authtest.Alice)
+		own := b.get(logoutURL(withHint(alices, "client_id", authtest.BadgeID)))
+		bobs := b.get(logoutURL(withHint(issue(t, s.URL, time.Hour, authtest.Bob.ID, authtest.BadgeID), "client_id", authtest.BadgeID)))
+		if bobs.status != own.status || page(bobs.body) != page(own.body) || bobs.header.Get("Location") != "" {
+			t.Fatalf("Bob's token changed the page:\n%s\nwant\n%s", bobs.body, own.body)
+		}
+		if strings.Contains(bobs.body, "bob") || strings.Contains(bobs.body, "1002") {
+			t.Fatal("the page names the token's user")
+		}
+		if !signedInStill(t, s, b) {
+			t.Fatal("another user's token ended Alice's session")
+		}
+	})
+	t.Run("an expired token of ours is still a hint", func(t *testing.T) {
+		b := signedIn(t, s, authtest.Alice)
+		p := b.get(logoutURL(withHint(issue(t, s.URL, -time.Minute, authtest.Alice.ID, authtest.BadgeID))))
+		if p.status != http.StatusOK || field(t, clientIDRe, p.body) != authtest.BadgeID {
+			t.Fatalf("%d %s", p.status, p.body)
+		}
+	})
+	t.Run("without a session, a good hint is a finished sign-out: back to next", func(t *testing.T) {
+		p := newBrowser(t).get(logoutURL(withHint(alices)))
+		if p.status != http.StatusFound || p.header.Get("Location") != authtest.RedirectURI {
+			t.Fatalf("%d %v", p.status, p.header)
+		}
+		p = newBrowser(t).get(logoutURL(withHint(alices, "next", "https://evil.example/")))
+		if p.status != http.StatusOK || p.header.Get("Location") != "" || !strings.Contains(p.body, "signed out") {
+			t.Fatalf("an unregistered next: %d %v", p.status, p.header)
+		}
+	})
+
+	// A token signed by a key the server never published.
+	strangers := signing.NewManager(&memKeys{}, bytes.Repeat([]byte{9}, 32), signing.Config{RotationPeriod: time.Hour,
+		ActivationDelay: time.Minute, RefreshInterval: time.Second, MaxTokenTTL: time.Hour}, nil)
+	if err := strangers.Ensure(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := strangers.Reload(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	forged, err := accesstoken.NewIssuer(strangers, s.URL, "eventreg-api", time.Hour).Issue(accesstoken.UserSubject(authtest.Alice.ID), 502, scope.Set{}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	webhookToken, err := s.App.Keys.SignWebhook([]byte(`{"iss":"` + s.URL + `","aud":"eventreg-api","client_id":"502","sub":"1001","exp":9999999999}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, q := range map[string]url.Values{
+		"not a JWT":                            withHint("not-a-token"),
+		"signed by a key that is not ours":     withHint(forged.Token),
+		"of another issuer":                    withHint(issue(t, "https://other.example", time.Hour, authtest.Alice.ID, authtest.BadgeID)),
+		"a webhook token, not an access token": withHint(webhookToken),
+		"of another app than client_id":        withHint(alices, "client_id", authtest.ServiceID),
+		"with a client_id that is no id":       withHint(alices, "client_id", "badge"),
+		"far too long":                         withHint(strings.Repeat("a", 10000)),
+	} {
+		t.Run("a bad hint is a 400 page and ends nothing: "+name, func(t *testing.T) {
+			b := signedIn(t, s, authtest.Alice)
+			p := b.get(logoutURL(q))
+			if p.status != http.StatusBadRequest || p.header.Get("Location") != "" || !strings.Contains(p.body, "Invalid sign-out request") {
+				t.Fatalf("%d %v %s", p.status, p.header, p.body)
+			}
+			if strings.Contains(p.body, `action="/oauth/logout"`) {
+				t.Fatal("a bad hint got the Sign out form")
+			}
+			if !signedInStill(t, s, b) {
+				t.Fatal("a bad hint ended the session")
+			}
+			if p := newBrowser(t).get(logoutURL(q)); p.status != http.StatusBadRequest || p.header.Get("Location") != "" {
+				t.Fatalf("without a session: %d %v", p.status, p.header)
+			}
+		})
+	}
+}
+
+// memKeys is a signing.Store in memory, for keys no server publishes.
+type memKeys struct{ keys []signing.Key }
+
+func (m *memKeys) List(context.Context) ([]signing.Key, error) { return m.keys, nil }
+
+func (m *memKeys) Locked(_ context.Context, decide func([]signing.Key) ([]signing.Key, error)) error {
+	add, err := decide(m.keys)
+	m.keys = append(m.keys, add...)
+	return err
+}

@@ -1,0 +1,160 @@
+package webhookapi_test
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	jwt "github.com/golang-jwt/jwt/v5"
+
+	"github.com/eventreg/eventreg/libs/authapi"
+
+	"github.com/eventreg/eventreg/services/auth/internal/authtest"
+)
+
+// verifyAsConCatDocs checks a delivery as the real API's documentation tells
+// a receiver to, in its order: aud (the webhook's URL), exp, iss, sub
+// ("webhook"), then the signature with the PEM key of GET /api/webhooks/key,
+// then int (base64 of the SHA-256 of the data as sent). golang-jwt reads the
+// PEM.
+func verifyAsConCatDocs(raw string, body, pemKey []byte, url, issuer string) error {
+	var claims jwt.MapClaims
+	if _, _, err := jwt.NewParser().ParseUnverified(raw, &claims); err != nil {
+		return fmt.Errorf("not a JWT: %w", err)
+	}
+	if aud, err := claims.GetAudience(); err != nil || !slices.Contains(aud, url) {
+		return fmt.Errorf("aud %v is not the webhook's URL", aud)
+	}
+	if exp, err := claims.GetExpirationTime(); err != nil || exp == nil || !exp.After(time.Now()) {
+		return errors.New("expired")
+	}
+	if iss, _ := claims.GetIssuer(); iss != issuer {
+		return fmt.Errorf("iss %q", iss)
+	}
+	if sub, _ := claims.GetSubject(); sub != "webhook" {
+		return fmt.Errorf("sub %q", sub)
+	}
+	key, err := jwt.ParseECPublicKeyFromPEM(pemKey)
+	if err != nil {
+		return fmt.Errorf("the key is not a PEM public key: %w", err)
+	}
+	if _, err := jwt.Parse(raw, func(*jwt.Token) (any, error) { return key, nil }, jwt.WithValidMethods([]string{"ES256"})); err != nil {
+		return fmt.Errorf("signature: %w", err)
+	}
+	var b struct {
+		Data json.RawMessage `json:"data"`
+	}
+	if err := json.Unmarshal(body, &b); err != nil {
+		return err
+	}
+	sum := sha256.Sum256(b.Data)
+	if claims["int"] != base64.StdEncoding.EncodeToString(sum[:]) {
+		return errors.New("int does not match the data")
+	}
+	return nil
+}
+
+func TestConCatFormat(t *testing.T) {
+	s := start(t)
+	tok := token(t, s, authtest.ServiceID, authtest.ServiceSecret, "webhook:manage")
+	rc := newReceiver(t)
+	url := rc.URL + "/concat?app=1"
+
+	key := call(t, s, http.MethodGet, "/api/webhooks/key", "", nil)
+	t.Run("GET /api/webhooks/key serves one PEM public key, no token needed", func(t *testing.T) {
+		if key.status != 200 || !bytes.HasPrefix(key.body, []byte("-----BEGIN PUBLIC KEY-----\n")) ||
+			bytes.Count(key.body, []byte("-----BEGIN")) != 1 || !strings.HasPrefix(key.header.Get("Content-Type"), "text/plain") {
+			t.Fatalf("%d %v %s", key.status, key.header, key.body)
+		}
+	})
+
+	created := call(t, s, http.MethodPost, "/api/v0/webhooks", tok, jsonBody(map[string]any{
+		"url": url, "events": []string{"user-updated"}, "format": "concat"}))
+	sub := created.json(t)
+	if created.status != 201 || sub["format"] != "concat" {
+		t.Fatalf("%d %s", created.status, created.body)
+	}
+	path := "/api/v0/webhooks/" + sub["id"].(string)
+	publish(t, s, event(authapi.EventUserUpdated, "user:1001", `{"id": "1001", "preferredName": "Tom & Jerry <3"}`))
+	eventually(t, "the delivery", func() bool { return rc.count() == 1 })
+	req, body := rc.last()
+	raw := strings.TrimPrefix(req.Header.Get("Authorization"), "Bearer ")
+
+	t.Run("the delivery verifies as the real API's documentation says", func(t *testing.T) {
+		if err := verifyAsConCatDocs(raw, body, key.body, url, s.URL); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("its token lives 120 s and says who sends it", func(t *testing.T) {
+		var c jwt.MapClaims
+		_, _, _ = jwt.NewParser().ParseUnverified(raw, &c)
+		if c["exp"].(float64)-c["iat"].(float64) != 120 || req.Header.Get("User-Agent") != "ConCat/AxiosHTTPClient eventreg-webhooks" {
+			t.Fatalf("claims %v, User-Agent %q", c, req.Header.Get("User-Agent"))
+		}
+	})
+	t.Run("a changed body fails the int check", func(t *testing.T) {
+		tampered := bytes.Replace(body, []byte("1001"), []byte("1002"), 1)
+		if err := verifyAsConCatDocs(raw, tampered, key.body, url, s.URL); err == nil || !strings.Contains(err.Error(), "int") {
+			t.Fatalf("a tampered body: %v", err)
+		}
+	})
+	t.Run("another URL's receiver refuses it (aud)", func(t *testing.T) {
+		if err := verifyAsConCatDocs(raw, body, key.body, rc.URL+"/other", s.URL); err == nil {
+			t.Fatal("verified for another URL")
+		}
+	})
+	t.Run("back to the eventreg format: aud is the client id, 5 minutes", func(t *testing.T) {
+		got := call(t, s, http.MethodPatch, path, tok, []byte(`{"format":"eventreg"}`))
+		if got.status != 200 || got.json(t)["format"] != "eventreg" {
+			t.Fatalf("%d %s", got.status, got.body)
+		}
+		publish(t, s, event(authapi.EventUserUpdated, "user:1001", `{"id":"1001"}`))
+		eventually(t, "the second delivery", func() bool { return rc.count() == 2 })
+		req, body := rc.last()
+		raw := strings.TrimPrefix(req.Header.Get("Authorization"), "Bearer ")
+		var c jwt.MapClaims
+		_, _, _ = jwt.NewParser().ParseUnverified(raw, &c)
+		if c["aud"] != "501" || c["exp"].(float64)-c["iat"].(float64) != 300 || c["sub"] != "webhook" || c["int"] == nil ||
+			req.Header.Get("User-Agent") != "eventreg-webhooks" {
+			t.Fatalf("claims %v, User-Agent %q", c, req.Header.Get("User-Agent"))
+		}
+		if err := verifyAsConCatDocs(raw, body, key.body, "501", s.URL); err != nil {
+			t.Fatalf("the PEM key verifies eventreg-format tokens too: %v", err)
+		}
+	})
+	t.Run("a subscription is eventreg unless it asks", func(t *testing.T) {
+		got := call(t, s, http.MethodPost, "/api/v0/webhooks", tok, jsonBody(map[string]any{"url": rc.URL + "/plain", "events": []string{"user-updated"}}))
+		if got.status != 201 || got.json(t)["format"] != "eventreg" {
+			t.Fatalf("%d %s", got.status, got.body)
+		}
+	})
+	t.Run("a bad format is refused and changes nothing", func(t *testing.T) {
+		before := call(t, s, http.MethodGet, "/api/v0/webhooks", tok, nil).body
+		for _, tc := range []struct{ method, path, body string }{
+			{"POST", "/api/v0/webhooks", `{"url":"` + rc.URL + `","events":["user-updated"],"format":"ConCat"}`},
+			{"POST", "/api/v0/webhooks", `{"url":"` + rc.URL + `","events":["user-updated"],"format":""}`},
+			{"POST", "/api/v0/webhooks", `{"url":"` + rc.URL + `","events":["user-updated"],"format":1}`},
+			{"POST", "/api/v0/webhooks", `{"url":"` + rc.URL + `","events":["user-updated"],"format":null}`},
+			{"PATCH", path, `{"format":"jwt"}`},
+			{"PATCH", path, `{"format":null}`},
+		} {
+			got := call(t, s, tc.method, tc.path, tok, []byte(tc.body))
+			cat, detail := got.errorOf(t)
+			fields, _ := detail["fields"].(map[string]any)
+			if got.status != 400 || cat != "validation" || fields["format"] == nil {
+				t.Fatalf("%s %s: %d %s", tc.method, tc.body, got.status, got.body)
+			}
+		}
+		if after := call(t, s, http.MethodGet, "/api/v0/webhooks", tok, nil).body; !bytes.Equal(before, after) {
+			t.Fatalf("before %s\nafter %s", before, after)
+		}
+	})
+}
