@@ -20,8 +20,8 @@ const (
 // Statuses lists every status, in the order of the life of an application.
 var Statuses = []string{StatusPending, StatusWaitlisted, StatusApproved, StatusRejected, StatusCancelled}
 
-// transitions is the applications' state machine (docs/dealers.md): the
-// statuses each status may become. Cancelled is final; an approved
+// transitions is the applications' state machine (docs/dealers.md, decision
+// 0096): the statuses each status may become. Cancelled is final; an approved
 // application holds a table and can only be cancelled; a rejected one may be
 // reconsidered.
 var transitions = map[string][]string{
