@@ -1,5 +1,5 @@
 # The event registration system: see README.md.
-SERVICES      := auth users volunteers registrations
+SERVICES      := auth users volunteers registrations dealers
 MODULES        = $(shell go list -m -f '{{.Dir}}' | sed "s|^$(CURDIR)|.|")
 STATICCHECK   := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 VERSION       ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
@@ -48,7 +48,7 @@ IMAGE_TAG ?= dev
 GO_IMAGE      ?=
 RUNTIME_IMAGE ?=
 IMAGE_ARGS     = --build-arg VERSION=$(VERSION) $(if $(GO_IMAGE),--build-arg GO_IMAGE=$(GO_IMAGE)) $(if $(RUNTIME_IMAGE),--build-arg RUNTIME_IMAGE=$(RUNTIME_IMAGE))
-images: ## build the four service images ghcr.io/eventreg/eventreg-<svc>:$(IMAGE_TAG) (needs a Docker engine with BuildKit)
+images: ## build the five service images ghcr.io/eventreg/eventreg-<svc>:$(IMAGE_TAG) (needs a Docker engine with BuildKit)
 	@docker info >/dev/null 2>&1 || { echo 'make images needs a running Docker engine'; exit 1; }
 	for s in $(SERVICES); do DOCKER_BUILDKIT=1 docker build -f deploy/docker/Dockerfile --target $$s $(IMAGE_ARGS) -t ghcr.io/eventreg/eventreg-$$s:$(IMAGE_TAG) . || exit 1; done
 

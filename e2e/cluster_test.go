@@ -199,7 +199,7 @@ func (c *cluster) helm(t *testing.T, timeout time.Duration, args ...string) stri
 
 func (c *cluster) name(svc string) string { return c.release + "-" + svc }
 
-var clusterServices = []string{"auth", "users", "volunteers", "registrations"}
+var clusterServices = []string{"auth", "users", "volunteers", "registrations", "dealers"}
 
 // k8sPod is what the test reads of a Pod.
 type k8sPod struct {
@@ -423,8 +423,8 @@ func (c *cluster) helmTest(t *testing.T) {
 // --- 4. demo data
 
 func (c *cluster) importDemo(t *testing.T) {
-	// the order of docker-compose.yaml: users, auth, volunteers, registrations
-	for _, svc := range []string{"users", "auth", "volunteers", "registrations"} {
+	// the order of docker-compose.yaml: users, auth, volunteers, registrations, dealers
+	for _, svc := range []string{"users", "auth", "volunteers", "registrations", "dealers"} {
 		f, err := os.Open(c.fixture)
 		if err != nil {
 			t.Fatal(err)

@@ -71,7 +71,7 @@ func TestImages(t *testing.T) {
 
 	const grace = 25 * time.Second // the chart's terminationGracePeriodSeconds and compose's stop_grace_period
 	running := map[string]string{}
-	for _, svc := range []string{"auth", "users", "volunteers", "registrations"} {
+	for _, svc := range []string{"auth", "users", "volunteers", "registrations", "dealers"} {
 		image := serviceImage(svc)
 		var envArgs []string
 		for k, v := range imageEnv(svc) {
@@ -120,7 +120,7 @@ func TestImages(t *testing.T) {
 
 	// SIGTERM, as Kubernetes and compose stop a container: a clean exit (0)
 	// well within the grace period.
-	for _, svc := range []string{"registrations", "volunteers", "users", "auth"} {
+	for _, svc := range []string{"dealers", "registrations", "volunteers", "users", "auth"} {
 		name, ok := running[svc]
 		if !ok {
 			continue

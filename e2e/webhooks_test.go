@@ -456,7 +456,7 @@ func optionValue(t *testing.T, data []byte, name string) string {
 func waitForEmptyOutboxes(t *testing.T, s *stack.Stack) {
 	t.Helper()
 	ctx := context.Background()
-	for _, svc := range []string{"users", "volunteers", "registrations"} {
+	for _, svc := range []string{"users", "volunteers", "registrations", "dealers"} {
 		conn, err := pgx.Connect(ctx, s.DatabaseURL(svc))
 		if err != nil {
 			t.Fatal(err)

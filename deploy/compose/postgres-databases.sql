@@ -8,3 +8,5 @@ CREATE ROLE volunteers LOGIN PASSWORD 'volunteers';
 CREATE DATABASE volunteers OWNER volunteers;
 CREATE ROLE registrations LOGIN PASSWORD 'registrations';
 CREATE DATABASE registrations OWNER registrations;
+CREATE ROLE dealers LOGIN PASSWORD 'dealers';
+CREATE DATABASE dealers OWNER dealers;

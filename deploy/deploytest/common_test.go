@@ -12,8 +12,8 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files (deploy/nginx/compose.conf, testdata/golden/*)")
 
-// services are the four services, in no particular order.
-var services = []string{"auth", "users", "volunteers", "registrations"}
+// services are the five services, in no particular order.
+var services = []string{"auth", "users", "volunteers", "registrations", "dealers"}
 
 // repoRoot is the directory holding go.work: two levels above this module.
 func repoRoot(t testing.TB) string {
@@ -111,13 +111,13 @@ func readEnvDoc(t testing.TB) envDoc {
 			case strings.HasPrefix(h, "Variables shared by all services"):
 				applies = services
 			case strings.HasPrefix(h, "Token validation"):
-				applies = []string{"users", "volunteers", "registrations"}
+				applies = []string{"users", "volunteers", "registrations", "dealers"}
 			case h == "auth":
 				applies = []string{"auth"}
 			case h == "users":
 				applies = []string{"users"}
-			case h == "volunteers, registrations":
-				applies = []string{"volunteers", "registrations"}
+			case h == "volunteers, registrations, dealers":
+				applies = []string{"volunteers", "registrations", "dealers"}
 			default:
 				applies = nil
 			}

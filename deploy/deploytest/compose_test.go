@@ -123,12 +123,13 @@ func TestComposeHealthAndOrder(t *testing.T) {
 			t.Errorf("migrate-%s runs %v", svc, got)
 		}
 	}
-	// the fixture's sections reference users by id: users first, then auth, volunteers, registrations
+	// the fixture's sections reference users by id: users first, then auth, volunteers, registrations, dealers
 	wantDep("import-auth", "import-users", types.ServiceConditionCompletedSuccessfully)
 	wantDep("import-volunteers", "import-auth", types.ServiceConditionCompletedSuccessfully)
 	wantDep("import-registrations", "import-volunteers", types.ServiceConditionCompletedSuccessfully)
+	wantDep("import-dealers", "import-registrations", types.ServiceConditionCompletedSuccessfully)
 	wantDep("gateway", "gateway-cert", types.ServiceConditionCompletedSuccessfully)
-	wantDep("gateway", "import-registrations", types.ServiceConditionCompletedSuccessfully)
+	wantDep("gateway", "import-dealers", types.ServiceConditionCompletedSuccessfully)
 }
 
 // TestComposeServicesCheckThemselves: each service's health check runs its own

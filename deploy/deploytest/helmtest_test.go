@@ -119,6 +119,7 @@ func TestChartTestHookChecksMetadataAndJWKS(t *testing.T) {
 		{"unauthorized", "http://eventreg-users:8080/api/v0/roles"},
 		{"unauthorized", "http://eventreg-volunteers:8080/api/v0/volunteers/departments"},
 		{"unauthorized", "http://eventreg-registrations:8080/api/v0/users/1/registration"},
+		{"unauthorized", "http://eventreg-dealers:8080/api/v0/dealers/search"},
 	} {
 		if !ht.hasCall(c.verb, "direct", c.url) {
 			t.Errorf("helm test does not %s %s directly:\n%s", c.verb, c.url, ht.script)

@@ -47,6 +47,7 @@ func TestChartImageReference(t *testing.T) {
 				"users":         "ghcr.io/eventreg/eventreg-users@" + digestB,
 				"volunteers":    "ghcr.io/eventreg/eventreg-volunteers:2.0.0",
 				"registrations": "ghcr.io/eventreg/eventreg-registrations:2.0.0",
+				"dealers":       "ghcr.io/eventreg/eventreg-dealers:2.0.0",
 			},
 		},
 		"digest in the defaults, own registry and repository": {
@@ -57,6 +58,7 @@ func TestChartImageReference(t *testing.T) {
 				"users":         "registry.example.com/mirror/eventreg-users@" + digestA,
 				"volunteers":    "registry.example.com/mirror/eventreg-volunteers@" + digestA,
 				"registrations": "registry.example.com/mirror/regs@" + digestA,
+				"dealers":       "registry.example.com/mirror/eventreg-dealers@" + digestA,
 			},
 		},
 	} {

@@ -99,7 +99,8 @@ func startGateway(t *testing.T, nginx, httpAddr, tlsAddr string, upstream map[st
 	conf := renderGateway(t, gatewayParams{
 		Prefix: dir, HTTPListen: httpAddr, TLSListen: tlsAddr, CertFile: certFile, KeyFile: keyFile,
 		Auth: upstream["auth"], Users: upstream["users"], Volunteers: upstream["volunteers"], Registrations: upstream["registrations"],
-		Daemon: false, ErrorLog: filepath.Join(dir, "error.log"), AccessLog: filepath.Join(dir, "access.log"), HTTPSOrigin: httpsOrigin,
+		Dealers: upstream["dealers"],
+		Daemon:  false, ErrorLog: filepath.Join(dir, "error.log"), AccessLog: filepath.Join(dir, "access.log"), HTTPSOrigin: httpsOrigin,
 	})
 	confFile := filepath.Join(dir, "nginx.conf")
 	if err := os.WriteFile(confFile, []byte(conf), 0o644); err != nil {

@@ -13,7 +13,7 @@ import (
 // a map, so a field the template gains or loses fails the render.
 type gatewayParams struct {
 	Prefix, HTTPListen, TLSListen, CertFile, KeyFile string
-	Auth, Users, Volunteers, Registrations           string
+	Auth, Users, Volunteers, Registrations, Dealers  string
 	Daemon                                           bool
 	User, ErrorLog, AccessLog                        string
 	// HTTPSOrigin is the public https origin (set when the issuer is https):
@@ -32,6 +32,7 @@ var composeGateway = gatewayParams{
 	Users:         "users:8080",
 	Volunteers:    "volunteers:8080",
 	Registrations: "registrations:8080",
+	Dealers:       "dealers:8080",
 	Daemon:        false,
 	User:          "",
 	ErrorLog:      "/dev/stderr",

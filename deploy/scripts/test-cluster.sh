@@ -63,7 +63,7 @@ INFRA_NS=eventreg-infra          # Traefik, its Gateway, and kube-router's Daemo
 TRAEFIK_IMAGE=eventreg-test/traefik:$TRAEFIK_VERSION
 KUBE_ROUTER_IMAGE=eventreg-test/kube-router:$KUBE_ROUTER_VERSION
 THIRD_PARTY=(postgres:17.6-alpine redis:7.4.6-alpine busybox:1.37.0)
-SERVICES=(auth users volunteers registrations)
+SERVICES=(auth users volunteers registrations dealers)
 
 # ---------------------------------------------------------------- preconditions
 [ -n "${KUBECONFIG:-}" ] || die "KUBECONFIG must name the cluster to install into (a throwaway one: kind, k3d, ...)"

@@ -68,7 +68,7 @@ func (s *Stack) StartReplica(ctx context.Context, name string) (*Service, error)
 }
 
 // upstreamKeys names each service's upstream in deploy/nginx/nginx.conf.tmpl.
-var upstreamKeys = map[string]string{"auth": "Auth", "users": "Users", "volunteers": "Volunteers", "registrations": "Registrations"}
+var upstreamKeys = map[string]string{"auth": "Auth", "users": "Users", "volunteers": "Volunteers", "registrations": "Registrations", "dealers": "Dealers"}
 
 // RouteUpstream makes the gateway send a service's requests to servers
 // (host:port each, round robin): it renders the gateway's configuration again

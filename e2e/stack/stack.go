@@ -30,7 +30,7 @@ import (
 
 // ServiceNames lists the services in import order (users first: the others
 // refer to users by id).
-var ServiceNames = []string{"users", "auth", "volunteers", "registrations"}
+var ServiceNames = []string{"users", "auth", "volunteers", "registrations", "dealers"}
 
 // Config says how to launch a stack.
 type Config struct {
@@ -53,7 +53,7 @@ type Config struct {
 	GatewayHTTPPort, GatewayTLSPort int
 	// BasePort, when set, gives service i the ports BasePort+i (public),
 	// BasePort+1000+i (internal) and BasePort+2000+i (ops), in the order
-	// auth, users, volunteers, registrations (8101 → auth 8101/9101/10101
+	// auth, users, volunteers, registrations, dealers (8101 → auth 8101/9101/10101
 	// ...). Zero picks free ports.
 	BasePort int
 	// Fixture is imported after migrations (empty: none).
@@ -261,7 +261,7 @@ func Launch(ctx context.Context, cfg Config) (s *Stack, err error) {
 	s.GatewayURL = fmt.Sprintf("http://127.0.0.1:%d", httpPort)
 	s.GatewayTLSURL = fmt.Sprintf("https://127.0.0.1:%d", tlsPort)
 	s.Issuer = s.GatewayURL
-	order := []string{"auth", "users", "volunteers", "registrations"}
+	order := []string{"auth", "users", "volunteers", "registrations", "dealers"}
 	for i, name := range order {
 		pub, err := port(cfg.BasePort, i)
 		if err != nil {
@@ -612,7 +612,8 @@ func (s *Stack) startNginx(ctx context.Context, httpPort, tlsPort int) error {
 		"CertFile": cert, "KeyFile": key, "ErrorLog": filepath.Join(prefix, "error.log"), "AccessLog": filepath.Join(prefix, "access.log"),
 		"Auth": host(s.Services["auth"].PublicURL), "Users": host(s.Services["users"].PublicURL),
 		"Volunteers": host(s.Services["volunteers"].PublicURL), "Registrations": host(s.Services["registrations"].PublicURL),
-		"Daemon": false, "User": user, "HTTPSOrigin": s.httpsOrigin(),
+		"Dealers": host(s.Services["dealers"].PublicURL),
+		"Daemon":  false, "User": user, "HTTPSOrigin": s.httpsOrigin(),
 	}
 	var conf bytes.Buffer
 	if err := tmpl.Execute(&conf, data); err != nil {

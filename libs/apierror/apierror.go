@@ -30,6 +30,11 @@ const (
 	CodeInsufficientScope   = 3000
 	CodeRecordIsReferenced  = 1
 	CodeUserWasAlreadyAdded = 3
+	// The dealers' logic errors (docs/dealers.md): a status change the
+	// application's state machine does not allow, and deleting an application
+	// that holds a table.
+	CodeCannotChangeDealerStatus = 2
+	CodeCannotDeleteApplication  = 4
 )
 
 // Messages real clients look for in 401 bodies.

@@ -23,6 +23,9 @@ const (
 	EventVolunteerDeleted    = "volunteer-deleted"
 	EventRegistrationUpdated = "registration-updated"
 	EventUserUpdated         = "user-updated"
+	// EventDealerUpdated carries a dealer as POST /api/v0/dealers/search
+	// renders it, after an import, a status change or a deleted application.
+	EventDealerUpdated = "dealer-updated"
 )
 
 // EventUserSignedOut is no webhook event: it travels the same outbox to
@@ -54,12 +57,14 @@ var EventScopes = map[string]string{
 	EventVolunteerDeleted:    "volunteer:read",
 	EventRegistrationUpdated: "registration:read",
 	EventUserUpdated:         "user:read",
+	EventDealerUpdated:       "vendor:read",
 }
 
 // EventTypes lists the event types in a stable order.
 var EventTypes = []string{
 	EventVolunteerSubmitted, EventVolunteerUpdated, EventVolunteerAssigned,
 	EventVolunteerUnassigned, EventVolunteerDeleted, EventRegistrationUpdated, EventUserUpdated,
+	EventDealerUpdated,
 }
 
 // Event is one committed change, rendered as the read API renders it.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/eventreg/eventreg/libs/fixture"
@@ -18,10 +19,17 @@ const (
 	Multi  = "multi"  // an array of strings
 	Text   = "text"   // a string
 	Number = "number" // a number
+	// Phone and Address are types of dealers' own options.
+	Phone   = "phone"   // a string
+	Address = "address" // a string
 )
 
 // Known lists the types registrations allow.
 var Known = []string{Select, Multi, Text, Number}
+
+// KnownWithContact lists the types a dealer's own options allow: Known and
+// Phone and Address.
+var KnownWithContact = []string{Select, Multi, Text, Number, Phone, Address}
 
 // Option is one option. Value is canonical JSON: a string, a number or an array
 // of strings.
@@ -40,6 +48,9 @@ const (
 	// AnyType accepts any non-empty type name; a known type still fixes the
 	// value's JSON type (volunteers, whose option types the contract leaves open).
 	AnyType
+	// OnlyKnownWithContact accepts the types in KnownWithContact (a dealer's
+	// own options).
+	OnlyKnownWithContact
 )
 
 // Parse checks a fixture option and returns it with its value canonical.
@@ -55,11 +66,17 @@ func Parse(o fixture.Option, rule Rule) (Option, error) {
 	if rule == OnlyKnown && !known {
 		return Option{}, fmt.Errorf("type: must be one of %s (got %q)", strings.Join(Known, ", "), o.Type)
 	}
+	if rule == OnlyKnownWithContact && !slices.Contains(KnownWithContact, o.Type) {
+		return Option{}, fmt.Errorf("type: must be one of %s (got %q)", strings.Join(KnownWithContact, ", "), o.Type)
+	}
 	v, kind, err := canonical(o.Value)
 	if err != nil {
 		return Option{}, fmt.Errorf("value: %w", err)
 	}
-	if known && kind != kindOf(o.Type) {
+	// Phone and address fix their value's type only for dealers: a
+	// volunteer's option of those names stays open.
+	typed := known || rule == OnlyKnownWithContact
+	if typed && kind != kindOf(o.Type) {
 		return Option{}, fmt.Errorf("value: an option of type %s needs %s", o.Type, kindOf(o.Type))
 	}
 	return Option{Name: o.Name, Type: o.Type, Value: v}, nil

@@ -71,3 +71,29 @@ func TestParseAllNamesTheIndex(t *testing.T) {
 		t.Fatalf("err %v", err)
 	}
 }
+
+func TestContactTypes(t *testing.T) {
+	t.Run("a dealer's phone and address options need a string", func(t *testing.T) {
+		for _, typ := range []string{eventoption.Phone, eventoption.Address} {
+			if _, err := eventoption.Parse(fixture.Option{Name: "x", Type: typ, Value: json.RawMessage(`"+15555550100"`)}, eventoption.OnlyKnownWithContact); err != nil {
+				t.Fatalf("%s: %v", typ, err)
+			}
+			if _, err := eventoption.Parse(fixture.Option{Name: "x", Type: typ, Value: json.RawMessage(`5`)}, eventoption.OnlyKnownWithContact); err == nil {
+				t.Fatalf("%s took a number", typ)
+			}
+		}
+	})
+	t.Run("registrations still refuse phone and an unknown type is refused for dealers", func(t *testing.T) {
+		if _, err := eventoption.Parse(fixture.Option{Name: "x", Type: eventoption.Phone, Value: json.RawMessage(`"1"`)}, eventoption.OnlyKnown); err == nil {
+			t.Fatal("registrations took a phone option")
+		}
+		if _, err := eventoption.Parse(fixture.Option{Name: "x", Type: "colour", Value: json.RawMessage(`"red"`)}, eventoption.OnlyKnownWithContact); err == nil {
+			t.Fatal("dealers took an unknown type")
+		}
+	})
+	t.Run("a volunteer's phone option stays open", func(t *testing.T) {
+		if _, err := eventoption.Parse(fixture.Option{Name: "x", Type: eventoption.Phone, Value: json.RawMessage(`5`)}, eventoption.AnyType); err != nil {
+			t.Fatal(err)
+		}
+	})
+}

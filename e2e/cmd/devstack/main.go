@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -221,6 +222,17 @@ Try it (a service token, then a user):
   TOKEN=$(curl -s %s/api/oauth/token -u %d:%s \
             -d grant_type=client_credentials -d scope=user:read | sed -E 's/.*"access_token":"([^"]+)".*/\1/')
   curl -s %s/api/v0/users/1001 -H "Authorization: Bearer $TOKEN"
+`, gw, c.ID, *c.Secret, gw)
+				break
+			}
+		}
+		for _, c := range doc.Clients {
+			if c.Kind == "service" && c.Secret != nil && slices.Contains(c.Scopes, "vendor:read") {
+				fmt.Printf(`
+Dealers (vendors), a page of 2:
+  TOKEN=$(curl -s %s/api/oauth/token -u %d:%s \
+            -d grant_type=client_credentials -d scope=vendor:read | sed -E 's/.*"access_token":"([^"]+)".*/\1/')
+  curl -s %s/api/v0/dealers/search -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' -d '{"limit": 2}'
 `, gw, c.ID, *c.Secret, gw)
 				break
 			}

@@ -1,0 +1,246 @@
+// Package cli is the dealers command tree: serve, migrate, import and the operators' list, show, set-status and delete-application.
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/spf13/cobra"
+
+	"github.com/eventreg/eventreg/libs/apierror"
+	"github.com/eventreg/eventreg/libs/fixture"
+	"github.com/eventreg/eventreg/libs/page/keyset"
+	"github.com/eventreg/eventreg/libs/service"
+	"github.com/eventreg/eventreg/libs/userid"
+	"github.com/eventreg/eventreg/services/dealers/internal/config"
+	"github.com/eventreg/eventreg/services/dealers/internal/dealer"
+	"github.com/eventreg/eventreg/services/dealers/internal/dealer/dealerdb"
+	"github.com/eventreg/eventreg/services/dealers/internal/server"
+	"github.com/eventreg/eventreg/services/dealers/migrations"
+)
+
+// Root returns the `dealers` command.
+func Root() *cobra.Command {
+	root := service.NewRoot("dealers", "Dealers (vendors) and their applications")
+	root.AddCommand(
+		service.ServeCommand("dealers", migrations.Set(), server.Mount),
+		service.MigrateCommand(migrations.Set(), service.LoadAdminDatabase),
+		service.HealthcheckCommand(),
+		importCommand(),
+		listCommand(),
+		showCommand(),
+		setStatusCommand(),
+		deleteApplicationCommand(),
+	)
+	return root
+}
+
+// withService runs f with the admin configuration, its store and the
+// business service (with no users source: the commands show user ids).
+func withService(cmd *cobra.Command, f func(cfg config.Admin, st *dealerdb.Store, svc *dealer.Service) error) error {
+	return service.WithDatabase(cmd.Context(), func(cfg config.Admin, pool *pgxpool.Pool) error {
+		st := dealerdb.New(pool)
+		return f(cfg, st, dealer.NewService(st, nil, cfg.ConventionID))
+	})
+}
+
+func importCommand() *cobra.Command {
+	var output *service.Output
+	cmd := &cobra.Command{
+		Use:   "import FILE",
+		Short: "Load the dealers of a fixture file (idempotent, all or nothing)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return withService(cmd, func(cfg config.Admin, st *dealerdb.Store, _ *dealer.Service) error {
+				doc, err := fixture.Load(args[0])
+				if err != nil {
+					return err
+				}
+				convention, res, err := dealer.Import(cmd.Context(), st, doc, cfg.ConventionID)
+				if err != nil {
+					return err
+				}
+				return output.Print(cmd.OutOrStdout(), map[string]any{"conventionId": convention,
+					"inserted": res.Inserted, "updated": res.Updated, "unchanged": res.Unchanged},
+					fmt.Sprintf("dealers (applications of convention %s): %d inserted, %d updated, %d unchanged",
+						convention, res.Inserted, res.Updated, res.Unchanged))
+			})
+		},
+	}
+	output = service.AddOutputFlag(cmd)
+	return cmd
+}
+
+func listCommand() *cobra.Command {
+	var convention string
+	var output *service.Output
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List every dealer with its applications of the convention",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return withService(cmd, func(cfg config.Admin, _ *dealerdb.Store, svc *dealer.Service) error {
+				if err := needConvention(convention, cfg); err != nil {
+					return err
+				}
+				all := []dealer.Dealer{}
+				for ks := (keyset.Seek{Limit: 100}); ; {
+					rows, err := svc.List(cmd.Context(), convention, ks)
+					if err != nil {
+						return err
+					}
+					more := len(rows) > ks.Limit
+					all = append(all, rows[:min(len(rows), ks.Limit)]...)
+					if !more {
+						break
+					}
+					ks.After = all[len(all)-1].ID
+				}
+				if output.JSON() {
+					return service.PrintJSON(cmd.OutOrStdout(), all)
+				}
+				for _, d := range all {
+					printDealer(cmd.OutOrStdout(), d)
+				}
+				return nil
+			})
+		},
+	}
+	cmd.Flags().StringVar(&convention, "convention", "", "convention of the applications (default CONVENTION_ID)")
+	output = service.AddOutputFlag(cmd)
+	return cmd
+}
+
+func showCommand() *cobra.Command {
+	var convention string
+	var output *service.Output
+	cmd := &cobra.Command{
+		Use:   "show DEALER_ID",
+		Short: "Show a dealer with its applications of the convention",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := parseID("DEALER_ID", args[0])
+			if err != nil {
+				return err
+			}
+			return withService(cmd, func(cfg config.Admin, _ *dealerdb.Store, svc *dealer.Service) error {
+				if err := needConvention(convention, cfg); err != nil {
+					return err
+				}
+				d, err := svc.Get(cmd.Context(), convention, id)
+				if errors.Is(err, dealer.ErrNotFound) {
+					return fmt.Errorf("there is no dealer %d", id)
+				}
+				if err != nil {
+					return err
+				}
+				if output.JSON() {
+					return service.PrintJSON(cmd.OutOrStdout(), d)
+				}
+				printDealer(cmd.OutOrStdout(), d)
+				return nil
+			})
+		},
+	}
+	cmd.Flags().StringVar(&convention, "convention", "", "convention of the applications (default CONVENTION_ID)")
+	output = service.AddOutputFlag(cmd)
+	return cmd
+}
+
+func setStatusCommand() *cobra.Command {
+	var output *service.Output
+	cmd := &cobra.Command{
+		Use:   "set-status APPLICATION_ID " + strings.Join(dealer.Statuses, "|"),
+		Short: "Change an application's status, as the state machine allows (docs/dealers.md)",
+		Args:  cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := parseID("APPLICATION_ID", args[0])
+			if err != nil {
+				return err
+			}
+			return withService(cmd, func(_ config.Admin, _ *dealerdb.Store, svc *dealer.Service) error {
+				d, changed, err := svc.SetStatus(cmd.Context(), id, args[1])
+				if err != nil {
+					return describe(id, err)
+				}
+				what := "unchanged"
+				if changed {
+					what = "changed"
+				}
+				return output.Print(cmd.OutOrStdout(), map[string]any{"applicationId": id, "dealerId": d.ID,
+					"status": args[1], "changed": changed},
+					fmt.Sprintf("application %d of dealer %d: status %s (%s)", id, d.ID, args[1], what))
+			})
+		},
+	}
+	output = service.AddOutputFlag(cmd)
+	return cmd
+}
+
+func deleteApplicationCommand() *cobra.Command {
+	var output *service.Output
+	cmd := &cobra.Command{
+		Use:   "delete-application APPLICATION_ID",
+		Short: "Delete an application that is not approved",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := parseID("APPLICATION_ID", args[0])
+			if err != nil {
+				return err
+			}
+			return withService(cmd, func(_ config.Admin, _ *dealerdb.Store, svc *dealer.Service) error {
+				d, err := svc.DeleteApplication(cmd.Context(), id)
+				if err != nil {
+					return describe(id, err)
+				}
+				return output.Print(cmd.OutOrStdout(), map[string]any{"applicationId": id, "dealerId": d.ID, "deleted": true},
+					fmt.Sprintf("application %d of dealer %d: deleted", id, d.ID))
+			})
+		},
+	}
+	output = service.AddOutputFlag(cmd)
+	return cmd
+}
+
+// describe names the logic error code of a refused change, as the API's
+// logic errors carry it.
+func describe(id int64, err error) error {
+	switch {
+	case errors.Is(err, dealer.ErrNotFound):
+		return fmt.Errorf("there is no application %d", id)
+	case errors.Is(err, dealer.ErrCannotChangeStatus):
+		return fmt.Errorf("logic error %d: %w", apierror.CodeCannotChangeDealerStatus, err)
+	case errors.Is(err, dealer.ErrCannotDelete):
+		return fmt.Errorf("logic error %d: %w", apierror.CodeCannotDeleteApplication, err)
+	}
+	return err
+}
+
+func parseID(name, s string) (int64, error) {
+	id, ok := userid.Parse(s)
+	if !ok {
+		return 0, fmt.Errorf("%s must be a positive whole number (got %q)", name, s)
+	}
+	return id, nil
+}
+
+func needConvention(convention string, cfg config.Admin) error {
+	if convention == "" && cfg.ConventionID == "" {
+		return fmt.Errorf("give --convention or set CONVENTION_ID")
+	}
+	return nil
+}
+
+func printDealer(w io.Writer, d dealer.Dealer) {
+	fmt.Fprintf(w, "dealer %d %q (user %d), %d application(s) in convention %s\n", d.ID, d.Name, d.UserID, len(d.Applications), d.ConventionID)
+	for _, a := range d.Applications {
+		table := "no table"
+		if a.TableNumber != nil {
+			table = "table " + *a.TableNumber
+		}
+		fmt.Fprintf(w, "  application %d: %s, %s, %s\n", a.ID, a.Status, a.AreaName, table)
+	}
+}

@@ -1,0 +1,8 @@
+package dealerdb
+
+// The queries, for the plan test.
+const (
+	SearchSQL       = searchSQL
+	SearchUsersSQL  = searchUsersSQL
+	ApplicationsSQL = applicationsSQL
+)

@@ -1,0 +1,369 @@
+package dealerapi_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/eventreg/eventreg/libs/fixture"
+	"github.com/eventreg/eventreg/libs/resourcetest"
+)
+
+type optionBody struct {
+	ID    string          `json:"id"`
+	Name  string          `json:"name"`
+	Type  string          `json:"type"`
+	Value json.RawMessage `json:"value"`
+}
+
+type productBody struct {
+	ID          string  `json:"id"`
+	Name        string  `json:"name"`
+	DisplayName *string `json:"displayName"`
+	Paid        bool    `json:"paid"`
+}
+
+type dealerBody struct {
+	ID             string  `json:"id"`
+	Name           string  `json:"name"`
+	Email          *string `json:"email"`
+	AddressLine1   string  `json:"addressLine1"`
+	AddressLine2   *string `json:"addressLine2"`
+	AddressCity    string  `json:"addressCity"`
+	AddressZipcode string  `json:"addressZipcode"`
+	AddressState   string  `json:"addressState"`
+	AddressCountry string  `json:"addressCountry"`
+	User           struct {
+		ID       string `json:"id"`
+		Username string `json:"username"`
+		Email    string `json:"email"`
+	} `json:"user"`
+	Options      []optionBody `json:"options"`
+	Applications []struct {
+		ID                 string        `json:"id"`
+		Status             string        `json:"status"`
+		SpecialRequests    *string       `json:"specialRequests"`
+		TableNumber        *string       `json:"tableNumber"`
+		DealerRequestTypes []productBody `json:"dealerRequestTypes"`
+		TableType          productBody   `json:"tableType"`
+		DealerArea         struct {
+			ID   string `json:"id"`
+			Name string `json:"name"`
+		} `json:"dealerArea"`
+		Options []optionBody `json:"options"`
+	} `json:"applications"`
+}
+
+type pageBody struct {
+	Data     []dealerBody `json:"data"`
+	NextPage *string      `json:"nextPage"`
+	HasMore  bool         `json:"hasMore"`
+}
+
+var (
+	den   = fixture.DealerArea{ID: 1, Name: "Dealers' Den"}
+	alley = fixture.DealerArea{ID: 2, Name: "Artist Alley"}
+)
+
+func fullTable() fixture.Product {
+	return fixture.Product{ID: "31", Name: "dealer-table-full", DisplayName: ptr("Full table"), Paid: true}
+}
+
+// inkwell is a dealer with every field.
+func inkwell() fixture.Dealer {
+	return fixture.Dealer{ID: 11, UserID: 1001, Name: "Inkwell Prints", Email: ptr("shop@inkwell.example"),
+		AddressLine1: "1 Main St", AddressLine2: ptr("Suite 4"), AddressCity: "Springfield", AddressZipcode: "62701",
+		AddressState: "IL", AddressCountry: "US",
+		Options: []fixture.DealerOption{
+			{ID: 1, Name: "Website", Type: "text", Value: json.RawMessage(`"https://inkwell.example"`)},
+			{ID: 2, Name: "Phone", Type: "phone", Value: json.RawMessage(`"+15555550100"`)},
+			{ID: 3, Name: "Warehouse", Type: "address", Value: json.RawMessage(`"2 Dock Rd, Springfield"`)},
+			{ID: 4, Name: "Categories", Type: "multi", Value: json.RawMessage(`["prints","stickers"]`)},
+			{ID: 5, Name: "Staff", Type: "number", Value: json.RawMessage(`2`)},
+		},
+		Applications: []fixture.DealerApplication{{
+			ID: 101, Status: "approved", SpecialRequests: ptr("Near a power outlet"), TableNumber: ptr("A-12"),
+			DealerRequestTypes: []fixture.Product{{ID: "41", Name: "extra-chair", Paid: false}, {ID: "42", Name: "power", DisplayName: ptr("Power outlet"), Paid: true}},
+			TableType:          fullTable(), DealerArea: den,
+			Options: []fixture.DealerOption{{ID: 7, Name: "Assistant badge", Type: "select", Value: json.RawMessage(`"yes"`)}},
+		}}}
+}
+
+// doodles is a dealer with the optional fields left out.
+func doodles() fixture.Dealer {
+	return fixture.Dealer{ID: 12, UserID: 1002, Name: "Doodles", AddressLine1: "9 Elm St", AddressCity: "Shelbyville",
+		AddressZipcode: "1010", AddressState: "", AddressCountry: "AT",
+		Applications: []fixture.DealerApplication{{ID: 102, Status: "pending",
+			TableType: fixture.Product{ID: "32", Name: "artist-alley-half", Paid: false}, DealerArea: alley}}}
+}
+
+func TestSearchDealers(t *testing.T) {
+	e := newEnv(t, envOptions{BodyLimit: 8 << 10})
+	e.importDealers(t, convention, inkwell(), doodles(),
+		fixture.Dealer{ID: 15, UserID: 1005, Name: "Quills", AddressLine1: "3 Oak St", AddressCity: "Ogdenville",
+			AddressZipcode: "3", AddressState: "IL", AddressCountry: "US"})
+	// Another convention's application is not shown.
+	e.importDealers(t, "2025", fixture.Dealer{ID: 12, UserID: 1002, Name: "Doodles", AddressLine1: "9 Elm St", AddressCity: "Shelbyville",
+		AddressZipcode: "1010", AddressState: "", AddressCountry: "AT",
+		Applications: []fixture.DealerApplication{{ID: 90, Status: "cancelled", TableType: fullTable(), DealerArea: den}}})
+	token := e.Tokens.Service(t, "vendor:read")
+	ids := func(p pageBody) string {
+		var s []string
+		for _, d := range p.Data {
+			s = append(s, d.ID)
+		}
+		return strings.Join(s, ",")
+	}
+
+	t.Run("the literal body {} is a first page of every dealer with every field", func(t *testing.T) {
+		r := e.search(t, token, `{}`)
+		var p pageBody
+		r.JSON(t, &p)
+		if r.Status != 200 || ids(p) != "11,12,15" || p.HasMore || p.NextPage != nil {
+			t.Fatalf("%d %s", r.Status, r.Body)
+		}
+		if !strings.Contains(string(r.Body), `"nextPage":null`) || !strings.Contains(string(r.Body), `"hasMore":false`) {
+			t.Fatalf("nextPage/hasMore not explicit: %s", r.Body)
+		}
+		d := p.Data[0]
+		if d.Name != "Inkwell Prints" || d.Email == nil || *d.Email != "shop@inkwell.example" || d.AddressLine2 == nil ||
+			*d.AddressLine2 != "Suite 4" || d.AddressCity != "Springfield" || d.AddressZipcode != "62701" ||
+			d.AddressState != "IL" || d.AddressCountry != "US" || d.User.ID != "1001" || d.User.Username != "user1001" {
+			t.Fatalf("dealer %+v", d)
+		}
+		if len(d.Options) != 5 || fmt.Sprint(d.Options[1]) != fmt.Sprint(optionBody{ID: "2", Name: "Phone", Type: "phone", Value: json.RawMessage(`"+15555550100"`)}) ||
+			string(d.Options[3].Value) != `["prints","stickers"]` || string(d.Options[4].Value) != `2` {
+			t.Fatalf("options %+v", d.Options)
+		}
+		if len(d.Applications) != 1 {
+			t.Fatalf("applications %+v", d.Applications)
+		}
+		a := d.Applications[0]
+		if a.ID != "101" || a.Status != "approved" || *a.SpecialRequests != "Near a power outlet" || *a.TableNumber != "A-12" ||
+			a.TableType.ID != "31" || a.TableType.Name != "dealer-table-full" || *a.TableType.DisplayName != "Full table" || !a.TableType.Paid ||
+			a.DealerArea.ID != "1" || a.DealerArea.Name != "Dealers' Den" || len(a.DealerRequestTypes) != 2 ||
+			a.DealerRequestTypes[0].ID != "41" || a.DealerRequestTypes[0].Paid || a.DealerRequestTypes[0].DisplayName != nil ||
+			!a.DealerRequestTypes[1].Paid || len(a.Options) != 1 || a.Options[0].ID != "7" || string(a.Options[0].Value) != `"yes"` {
+			t.Fatalf("application %+v", a)
+		}
+	})
+	t.Run("optional fields are null and lists empty arrays; other conventions' applications are left out", func(t *testing.T) {
+		r := e.search(t, token, `{"filter": {"userIds": [1002]}}`)
+		var p pageBody
+		r.JSON(t, &p)
+		if r.Status != 200 || ids(p) != "12" || len(p.Data[0].Applications) != 1 || p.Data[0].Applications[0].ID != "102" {
+			t.Fatalf("%d %s", r.Status, r.Body)
+		}
+		for _, want := range []string{`"email":null`, `"addressLine2":null`, `"options":[]`, `"specialRequests":null`,
+			`"tableNumber":null`, `"dealerRequestTypes":[]`, `"displayName":null`} {
+			if !strings.Contains(string(r.Body), want) {
+				t.Errorf("body lacks %s: %s", want, r.Body)
+			}
+		}
+		r = e.search(t, token, `{"filter": {"userIds": [1005]}}`)
+		if !strings.Contains(string(r.Body), `"applications":[]`) {
+			t.Fatalf("a dealer without applications: %s", r.Body)
+		}
+	})
+	t.Run("filter.userIds takes strings and numbers", func(t *testing.T) {
+		r := e.search(t, token, `{"filter": {"userIds": ["1005", 1001, "1003", "9999"]}}`)
+		var p pageBody
+		r.JSON(t, &p)
+		if r.Status != 200 || ids(p) != "11,15" {
+			t.Fatalf("%d %s", r.Status, r.Body)
+		}
+	})
+	t.Run("an empty userIds list matches nothing", func(t *testing.T) {
+		r := e.search(t, token, `{"filter": {"userIds": []}}`)
+		if r.Status != 200 || !strings.Contains(string(r.Body), `"data":[]`) {
+			t.Fatalf("%d %s", r.Status, r.Body)
+		}
+	})
+	t.Run("an empty body, a null filter and null userIds are no filter", func(t *testing.T) {
+		for _, body := range []string{``, `{"filter": null}`, `{"filter": {}}`, `{"filter": {"userIds": null}}`} {
+			var p pageBody
+			r := e.search(t, token, body)
+			r.JSON(t, &p)
+			if r.Status != 200 || ids(p) != "11,12,15" {
+				t.Fatalf("%q: %d %s", body, r.Status, r.Body)
+			}
+		}
+	})
+	t.Run("limit above 100 is treated as 100 and a numeric string is a limit", func(t *testing.T) {
+		for body, want := range map[string]string{`{"limit": 1000}`: "11,12,15", `{"limit": "2"}`: "11,12"} {
+			var p pageBody
+			r := e.search(t, token, body)
+			r.JSON(t, &p)
+			if r.Status != 200 || ids(p) != want {
+				t.Fatalf("%s: %d %s", body, r.Status, r.Body)
+			}
+		}
+	})
+	t.Run("100 ids are accepted", func(t *testing.T) {
+		var list []string
+		for i := 1; i <= 100; i++ {
+			list = append(list, fmt.Sprintf(`"%d"`, 1000+i))
+		}
+		var p pageBody
+		r := e.search(t, token, `{"filter":{"userIds":[`+strings.Join(list, ",")+`]}}`)
+		r.JSON(t, &p)
+		if r.Status != 200 || ids(p) != "11,12,15" {
+			t.Fatalf("%d %s", r.Status, r.Body)
+		}
+	})
+	first := e.search(t, token, `{"limit": 1}`)
+	var firstPage pageBody
+	first.JSON(t, &firstPage)
+	if firstPage.NextPage == nil || !firstPage.HasMore {
+		t.Fatalf("no cursor: %s", first.Body)
+	}
+	cursor := *firstPage.NextPage
+	tampered := []byte(cursor)
+	tampered[5] ^= 1
+	var tooMany []string
+	for i := 1; i <= 101; i++ {
+		tooMany = append(tooMany, fmt.Sprint(i))
+	}
+	json := "application/json"
+	refusals := []resourcetest.BodyRefusal{
+		{Name: "101 ids is a validation error", Body: `{"filter":{"userIds":[` + strings.Join(tooMany, ",") + `]}}`, ContentType: json, Token: token, Status: 400, Category: "validation"},
+		{Name: "a user id that is not a number", Body: `{"filter":{"userIds":["abc"]}}`, ContentType: json, Token: token, Status: 400, Category: "validation"},
+		{Name: "a negative user id", Body: `{"filter":{"userIds":[-4]}}`, ContentType: json, Token: token, Status: 400, Category: "validation"},
+		{Name: "userIds not an array", Body: `{"filter":{"userIds":"1001"}}`, ContentType: json, Token: token, Status: 400, Category: "validation"},
+		{Name: "filter not an object", Body: `{"filter":[1001]}`, ContentType: json, Token: token, Status: 400, Category: "validation"},
+		{Name: "limit zero", Body: `{"limit":0}`, ContentType: json, Token: token, Status: 400, Category: "validation"},
+		{Name: "limit not a number", Body: `{"limit":"many"}`, ContentType: json, Token: token, Status: 400, Category: "validation"},
+		{Name: "limit a fraction", Body: `{"limit":1.5}`, ContentType: json, Token: token, Status: 400, Category: "validation"},
+		{Name: "nextPage that is not a cursor", Body: `{"nextPage":"garbage"}`, ContentType: json, Token: token, Status: 400, Category: "validation"},
+		{Name: "nextPage edited", Body: `{"nextPage":"` + string(tampered) + `"}`, ContentType: json, Token: token, Status: 400, Category: "validation"},
+		{Name: "nextPage from another filter", Body: `{"nextPage":"` + cursor + `","filter":{"userIds":[1001]}}`, ContentType: json, Token: token, Status: 400, Category: "validation"},
+		{Name: "nextPage not a string", Body: `{"nextPage":5}`, ContentType: json, Token: token, Status: 400, Category: "validation"},
+		{Name: "malformed JSON", Body: `{"limit": 5`, ContentType: json, Token: token, Status: 400, Category: "validation"},
+		{Name: "two JSON values", Body: `{} {}`, ContentType: json, Token: token, Status: 400, Category: "validation"},
+		{Name: "a duplicate key", Body: `{"limit": 5, "limit": 6}`, ContentType: json, Token: token, Status: 400, Category: "validation"},
+		{Name: "not JSON at all", Body: `limit=5`, ContentType: "application/x-www-form-urlencoded", Token: token, Status: 415, Category: "validation"},
+		{Name: "a body over the limit", Body: `{"filter":{"userIds":["` + strings.Repeat("1", 10<<10) + `"]}}`, ContentType: json, Token: token, Status: 413, Category: "validation"},
+		{Name: "no token", Body: `{}`, ContentType: json, Status: 401, Category: "authentication"},
+		{Name: "garbage token", Body: `{}`, ContentType: json, Token: "a.b.c", Status: 401, Category: "authentication"},
+		{Name: "expired token", Body: `{}`, ContentType: json, Token: e.Tokens.Expired(t, "vendor:read"), Status: 401, Category: "authentication"},
+		{Name: "wrong scope", Body: `{}`, ContentType: json, Token: e.Tokens.Service(t, "registration:read", "user:read"), Status: 403, Category: "access"},
+	}
+	e.CheckBodyRefusals(t, "/api/v0/dealers/search", refusals)
+	t.Run("the cursor continues with the same filter", func(t *testing.T) {
+		r := e.search(t, token, `{"limit": 1, "nextPage": "`+cursor+`"}`)
+		var p pageBody
+		r.JSON(t, &p)
+		if r.Status != 200 || ids(p) != "12" || !p.HasMore {
+			t.Fatalf("%d %s", r.Status, r.Body)
+		}
+	})
+	t.Run("no dealer changed under the refusals", func(t *testing.T) {
+		var p pageBody
+		e.search(t, token, `{}`).JSON(t, &p)
+		if ids(p) != "11,12,15" {
+			t.Fatalf("after the refusals: %s", ids(p))
+		}
+	})
+}
+
+func TestPaginationWalkSeesEachDealerOnce(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	var recs []fixture.Dealer
+	for i := int64(1); i <= 230; i++ {
+		// Dealer ids and user ids run in different orders: pages are keyed by dealer id.
+		recs = append(recs, fixture.Dealer{ID: i * 2, UserID: 9000 - i, Name: fmt.Sprint("D", i), AddressLine1: "x",
+			AddressCity: "y", AddressZipcode: "z", AddressState: "s", AddressCountry: "US",
+			Applications: []fixture.DealerApplication{{ID: i, Status: "pending", TableType: fullTable(), DealerArea: den}}})
+	}
+	// One user with two dealers.
+	recs = append(recs, fixture.Dealer{ID: 1000, UserID: 9000 - 5, Name: "Second shop", AddressLine1: "x",
+		AddressCity: "y", AddressZipcode: "z", AddressState: "s", AddressCountry: "US"})
+	e.importDealers(t, convention, recs...)
+	token := e.Tokens.Service(t, "vendor:read")
+
+	walk := func(t *testing.T, limit int, filter string) []string {
+		t.Helper()
+		e.Users.Reset()
+		var seen []string
+		next, pages := "", 0
+		for {
+			body := fmt.Sprintf(`{"limit": %d%s`, limit, filter)
+			if next != "" {
+				body += `, "nextPage": "` + next + `"`
+			}
+			r := e.search(t, token, body+"}")
+			if r.Status != 200 {
+				t.Fatalf("page %d: %d %s", pages, r.Status, r.Body)
+			}
+			var p pageBody
+			r.JSON(t, &p)
+			pages++
+			if len(p.Data) > limit {
+				t.Fatalf("page of %d for limit %d", len(p.Data), limit)
+			}
+			for _, d := range p.Data {
+				seen = append(seen, d.ID)
+			}
+			if !p.HasMore {
+				if p.NextPage != nil {
+					t.Fatal("nextPage set on the last page")
+				}
+				break
+			}
+			next = *p.NextPage
+			if pages > 1000 {
+				t.Fatal("pagination does not end")
+			}
+		}
+		if calls := e.Users.Calls(); len(calls) > pages {
+			t.Fatalf("%d users calls for %d pages", len(calls), pages)
+		}
+		return seen
+	}
+	t.Run("limit 7 sees every dealer exactly once, in id order", func(t *testing.T) {
+		seen := walk(t, 7, "")
+		if len(seen) != len(recs) {
+			t.Fatalf("saw %d dealers, want %d", len(seen), len(recs))
+		}
+		for i, id := range seen {
+			if id != fmt.Sprint(recs[i].ID) {
+				t.Fatalf("item %d is dealer %s, want %d", i, id, recs[i].ID)
+			}
+		}
+	})
+	t.Run("a filtered walk sees exactly the filtered users' dealers once", func(t *testing.T) {
+		seen := walk(t, 1, `, "filter": {"userIds": ["8999", 8995, "8990", 1]}`)
+		if strings.Join(seen, ",") != "2,10,20,1000" {
+			t.Fatalf("saw %v", seen)
+		}
+	})
+	t.Run("a page of 100 costs exactly one users call", func(t *testing.T) {
+		e.Users.Reset()
+		var p pageBody
+		e.search(t, token, `{}`).JSON(t, &p)
+		if len(p.Data) != 100 || !p.HasMore {
+			t.Fatalf("page of %d", len(p.Data))
+		}
+		if calls := e.Users.Calls(); len(calls) != 1 || len(calls[0]) != 100 {
+			t.Fatalf("users calls: %v", len(calls))
+		}
+	})
+	t.Run("a dealer whose user is gone is left out and paging goes on", func(t *testing.T) {
+		e.Users.Remove(8999)
+		seen := walk(t, 1, `, "filter": {"userIds": [8999, 8998]}`)
+		if strings.Join(seen, ",") != "4" {
+			t.Fatalf("saw %v", seen)
+		}
+	})
+}
+
+func TestUsersServiceDown(t *testing.T) {
+	e := newEnv(t, envOptions{UsersTimeout: 300e6})
+	e.importDealers(t, convention, inkwell(), doodles())
+	token := e.Tokens.Service(t, "vendor:read")
+	e.CheckUsersOutages(t, func(t *testing.T) {
+		t.Helper()
+		resourcetest.ExpectUsersUnavailable(t, func() response { return e.search(t, token, `{}`) })
+	})
+}

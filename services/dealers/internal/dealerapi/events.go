@@ -1,0 +1,20 @@
+package dealerapi
+
+import (
+	"github.com/eventreg/eventreg/libs/outbox"
+	"github.com/eventreg/eventreg/libs/usersapi"
+	"github.com/eventreg/eventreg/libs/usersummary"
+	"github.com/eventreg/eventreg/services/dealers/internal/dealer"
+)
+
+// RenderEvents returns the outbox relay's render function: each event's
+// dealer as committed (with its applications of the event's convention),
+// rendered by toJSON as POST /api/v0/dealers/search renders it
+// (usersummary.RenderEvents).
+func RenderEvents(users usersummary.Source) outbox.RenderFunc {
+	return usersummary.RenderEvents(users, "dealer",
+		func(d dealer.Dealer) int64 { return d.UserID },
+		func(d dealer.Dealer, u usersapi.UserSummary) any {
+			return toJSON(dealer.WithUser{Dealer: d, User: u})
+		})
+}

@@ -1,0 +1,2 @@
+DROP TABLE dealer_applications;
+DROP TABLE dealers;

@@ -1,0 +1,2 @@
+DROP TABLE outbox_dead;
+DROP TABLE outbox;

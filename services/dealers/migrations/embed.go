@@ -1,0 +1,23 @@
+// Package migrations embeds the dealers database's versioned SQL migrations.
+package migrations
+
+import (
+	"embed"
+
+	"github.com/eventreg/eventreg/libs/migrations"
+)
+
+//go:embed *.sql
+var files embed.FS
+
+// OldestSchema is the oldest schema version this release runs on: its
+// readiness passes on that version and every newer one, and fails on an older
+// one (libs/migrations: Status.Serves). It is 2: import, set-status and delete write the
+// outbox (0002), which serve relays. A release that adds a migration its code
+// does not use yet keeps the previous value, so it stays ready on the schema
+// it is rolled back to; one whose code needs the new migration raises it
+// (docs/deployment.md, Upgrade).
+const OldestSchema = 2
+
+// Set is the dealers service's migration set, declaring OldestSchema.
+func Set() migrations.Set { return migrations.New(files, ".").RunsOn(OldestSchema) }
