@@ -20,4 +20,5 @@ A trailing "/" of a Prefix path is ignored by both APIs (element-wise match).
 - {path: "/api/v0/roles", match: Prefix, service: users}
 - {path: "/api/v0/volunteers/", match: Prefix, service: volunteers}
 - {path: "/api/v0/registration/", match: Prefix, service: registrations}
+- {path: "/api/config", match: Exact, service: registrations}
 {{- end -}}

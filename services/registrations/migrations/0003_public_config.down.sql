@@ -1,0 +1,2 @@
+DROP TABLE conventions;
+DROP TABLE organization;
