@@ -143,6 +143,17 @@ func (d *ResourceDeps) ProtectedAndLimited(scope string) []gin.HandlerFunc {
 	return chain
 }
 
+// ProtectedOrSelfAndLimited is ProtectedAndLimited(scope) that also lets an
+// OBO token with selfScope read the record of its own user, named by the
+// path parameter param (tokenauth.RequireScopeOrSelf).
+func (d *ResourceDeps) ProtectedOrSelfAndLimited(scope, selfScope, param string) []gin.HandlerFunc {
+	chain := []gin.HandlerFunc{d.Tokens.Middleware(), tokenauth.RequireScopeOrSelf(scope, selfScope, param)}
+	if d.RateLimit != nil {
+		chain = append(chain, d.RateLimit)
+	}
+	return chain
+}
+
 // Public is the middleware chain of a public route that needs no token: the
 // per-address rate limit (when there is one). A bearer token sent with the
 // request is not read.

@@ -31,7 +31,7 @@ func Mount(ctx context.Context, cfg config.Serve, rt *service.Runtime) error {
 	}
 	users := usersapi.NewClient(cfg.UsersInternalURL, cfg.UsersTimeout, rt.Credentials)
 	svc := registration.NewService(registrationdb.New(rt.Pool), users, cfg.ConventionID)
-	registrationapi.New(svc, page.Paginator{Codec: deps.Cursor, Query: "registrations.search"}, rt.Log, deps.ProtectedAndLimited).
+	registrationapi.New(svc, page.Paginator{Codec: deps.Cursor, Query: "registrations.search"}, rt.Log, deps).
 		Register(rt.Server.Public, rt.Server.Internal)
 	conventionapi.New(convention.NewService(conventiondb.New(rt.Pool), convention.TTL), rt.Log, deps.Public()).
 		Register(rt.Server.Public, rt.Server.Internal)

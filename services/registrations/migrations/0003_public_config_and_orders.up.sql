@@ -20,3 +20,7 @@ CREATE TABLE conventions (
     time_zone text        NOT NULL CHECK (time_zone <> ''),
     venue     text        NOT NULL
 );
+
+-- A user's orders (GET /api/v0/users/{id}/orders) across conventions: the
+-- registrations an order paid, found by user without a scan.
+CREATE INDEX registrations_orders_by_user ON registrations (user_id) WHERE order_id IS NOT NULL;
