@@ -166,7 +166,7 @@ func TestComposeClientAddresses(t *testing.T) {
 	for _, svc := range services {
 		want := []netip.Addr{gateway}
 		for _, owner := range forwardedByUsers {
-			if owner == svc {
+			if owner == svc && !slices.Contains(want, users) {
 				want = append(want, users)
 			}
 		}

@@ -119,13 +119,18 @@ func TestDocumentMatchesEndpointTable(t *testing.T) {
 				t.Fatalf("no security requirement, want scope %s", *e.Scope)
 			}
 			var hasOAuth2 bool
+			selfSchemes := map[string]bool{}
 			for _, r := range reqs {
 				if len(r) == 0 {
 					t.Errorf("security has an empty requirement: the endpoint would need no token")
 				}
 				for scheme, scopes := range r {
-					if !slices.Equal(scopes, []string{*e.Scope}) {
-						t.Errorf("security scheme %s names scopes %v, want exactly [%s]", scheme, scopes, *e.Scope)
+					selfOnly := e.SelfScope != nil && slices.Equal(scopes, []string{*e.SelfScope})
+					if !slices.Equal(scopes, []string{*e.Scope}) && !selfOnly {
+						t.Errorf("security scheme %s names scopes %v, want exactly [%s] (or its selfScope alone)", scheme, scopes, *e.Scope)
+					}
+					if selfOnly {
+						selfSchemes[scheme] = true
 					}
 					if scheme == "oauth2" {
 						hasOAuth2 = true
@@ -134,6 +139,9 @@ func TestDocumentMatchesEndpointTable(t *testing.T) {
 			}
 			if !hasOAuth2 {
 				t.Errorf("no requirement of the oauth2 scheme")
+			}
+			if e.SelfScope != nil && !selfSchemes["oauth2"] {
+				t.Errorf("no oauth2 requirement of its selfScope %s", *e.SelfScope)
 			}
 		})
 	}

@@ -18,6 +18,10 @@ type Endpoint struct {
 	Service string  `json:"service"`
 	Auth    string  `json:"auth"`
 	Scope   *string `json:"scope"`
+	// SelfScope, when set, also lets an OBO token carrying it call the
+	// endpoint for its own user ({id}); its security lists it as a second
+	// requirement.
+	SelfScope *string `json:"selfScope,omitempty"`
 }
 
 // RouteTable is endpoints.json: the endpoints, and every scope's mode and

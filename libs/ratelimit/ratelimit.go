@@ -7,6 +7,7 @@ package ratelimit
 import (
 	"errors"
 	"log/slog"
+	"net/netip"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -126,6 +127,44 @@ func (l *Limiter) Middleware() gin.HandlerFunc {
 		}
 		c.Next()
 	}
+}
+
+// AddressMiddleware is Middleware for a route that needs no token: the key
+// is the client's address (gin's ClientIP: the peer, or what a trusted
+// proxy says; an IPv6 address counts by its /64), so that each address gets
+// the limit a client gets.
+func (l *Limiter) AddressMiddleware() gin.HandlerFunc {
+	return func(c *gin.Context) {
+		d, err := l.decide(c.Request.Context(), "addr:"+AddressKey(c.ClientIP()))
+		if err != nil {
+			l.failOpen(c, err)
+			c.Next()
+			return
+		}
+		setHeaders(c, l.limit, d)
+		if !d.allowed {
+			apireply.Abort(c, apierror.RateLimited(d.retryAfter))
+			return
+		}
+		c.Next()
+	}
+}
+
+// AddressKey is the key of an address's budget: an IPv4 address as it is,
+// an IPv6 address by its /64 (what one host or site usually holds), so
+// that one host cannot spread its requests over 2^64 keys. auth's login
+// throttling keys addresses the same way (its own ratelimit.AddressKey: its
+// business packages may not import this HTTP middleware's package).
+func AddressKey(ip string) string {
+	a, err := netip.ParseAddr(ip)
+	if err != nil {
+		return ip
+	}
+	a = a.Unmap().WithZone("")
+	if a.Is4() {
+		return a.String()
+	}
+	return netip.PrefixFrom(a, 64).Masked().String()
 }
 
 // setHeaders writes the client's quota: the burst, what is left of it and the

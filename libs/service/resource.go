@@ -88,6 +88,9 @@ type ResourceDeps struct {
 	// RateLimit limits each client's requests (Resource.RateLimit); nil when
 	// Redis is not set or the limit is off. Put it after Protected's chain.
 	RateLimit gin.HandlerFunc
+	// AddressLimit is the same limit per client address, for the routes
+	// that need no token (Public); nil when RateLimit is.
+	AddressLimit gin.HandlerFunc
 }
 
 // StartResource builds the token validator (keys fetched now and kept fresh,
@@ -124,6 +127,7 @@ func StartResource(ctx context.Context, rt *Runtime, r Resource) (*ResourceDeps,
 		if l := r.RateLimit.Limiter(rc, rt.Name, rt.Log); l != nil {
 			rt.Server.Metrics.MustRegister(l.Collector())
 			deps.RateLimit = l.Middleware()
+			deps.AddressLimit = l.AddressMiddleware()
 		}
 	}
 	return deps, nil
@@ -137,6 +141,27 @@ func (d *ResourceDeps) ProtectedAndLimited(scope string) []gin.HandlerFunc {
 		chain = append(chain, d.RateLimit)
 	}
 	return chain
+}
+
+// ProtectedOrSelfAndLimited is ProtectedAndLimited(scope) that also lets an
+// OBO token with selfScope read the record of its own user, named by the
+// path parameter param (tokenauth.RequireScopeOrSelf).
+func (d *ResourceDeps) ProtectedOrSelfAndLimited(scope, selfScope, param string) []gin.HandlerFunc {
+	chain := []gin.HandlerFunc{d.Tokens.Middleware(), tokenauth.RequireScopeOrSelf(scope, selfScope, param)}
+	if d.RateLimit != nil {
+		chain = append(chain, d.RateLimit)
+	}
+	return chain
+}
+
+// Public is the middleware chain of a public route that needs no token: the
+// per-address rate limit (when there is one). A bearer token sent with the
+// request is not read.
+func (d *ResourceDeps) Public() []gin.HandlerFunc {
+	if d.AddressLimit == nil {
+		return nil
+	}
+	return []gin.HandlerFunc{d.AddressLimit}
 }
 
 // Protected returns the middleware chain of a route needing scope.

@@ -9,6 +9,7 @@ import (
 	"github.com/eventreg/eventreg/libs/apierror"
 	"github.com/eventreg/eventreg/libs/apireply"
 	"github.com/eventreg/eventreg/libs/httpserver"
+	"github.com/eventreg/eventreg/libs/userid"
 )
 
 const claimsKey = "tokenauth.claims"
@@ -51,6 +52,31 @@ func RequireScope(scope string) gin.HandlerFunc {
 			return
 		}
 		c.Next()
+	}
+}
+
+// RequireScopeOrSelf lets through a token carrying scope, or a token issued
+// on behalf of a user carrying selfScope when the path parameter param is
+// that user's own id ("current" is not taken). A token with selfScope naming
+// another user, or a malformed id, is refused 403 (access) before anything is
+// read: the answer says nothing of the other user's records. A token with
+// neither scope is refused as RequireScope(scope) refuses it. It must follow
+// Middleware.
+func RequireScopeOrSelf(scope, selfScope, param string) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		claims := FromContext(c)
+		switch {
+		case claims != nil && claims.HasScope(scope):
+			c.Next()
+		case claims != nil && claims.UserID != 0 && claims.HasScope(selfScope):
+			if id, ok := userid.Parse(c.Param(param)); !ok || id != claims.UserID {
+				apireply.Abort(c, apierror.Forbidden("A token with "+selfScope+" may read only its own user's record."))
+				return
+			}
+			c.Next()
+		default:
+			apireply.Abort(c, apierror.InsufficientScope(scope))
+		}
 	}
 }
 

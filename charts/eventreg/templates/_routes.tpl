@@ -22,4 +22,5 @@ A trailing "/" of a Prefix path is ignored by both APIs (element-wise match).
 - {path: "/api/v0/volunteers/", match: Prefix, service: volunteers}
 - {path: "/api/v0/registration/", match: Prefix, service: registrations}
 - {path: "/api/v0/dealers/", match: Prefix, service: dealers}
+- {path: "/api/config", match: Exact, service: registrations}
 {{- end -}}

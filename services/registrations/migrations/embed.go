@@ -12,12 +12,13 @@ var files embed.FS
 
 // OldestSchema is the oldest schema version this release runs on: its
 // readiness passes on that version and every newer one, and fails on an older
-// one (libs/migrations: Status.Serves). It is 2: import and delete write the
-// outbox (0002), which serve relays. A release that adds a migration its code
+// one (libs/migrations: Status.Serves). It is 3: serve reads the public
+// configuration's tables (0003), and import and delete write the outbox (0002), which
+// serve relays. A release that adds a migration its code
 // does not use yet keeps the previous value, so it stays ready on the schema
 // it is rolled back to; one whose code needs the new migration raises it
 // (docs/deployment.md, Upgrade).
-const OldestSchema = 2
+const OldestSchema = 3
 
 // Set is the registrations service's migration set, declaring OldestSchema.
 func Set() migrations.Set { return migrations.New(files, ".").RunsOn(OldestSchema) }

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -125,6 +126,9 @@ type request struct {
 	state     string
 	scopes    scope.Set
 	challenge string
+	// withheld are the sensitive scopes asked for whose permission the user
+	// lacks: left out of the grant (mayGrant), named on the consent page.
+	withheld []string
 }
 
 // parse validates an authorization request. It renders the error page (no
@@ -262,7 +266,8 @@ func (h *Handler) authorize(c *gin.Context) {
 		h.renderLogin(c, http.StatusOK, c.Request.URL.RequestURI(), r.client.Name, "", "")
 		return
 	}
-	if !h.userMayGrant(c, sess, r) {
+	r, ok = h.mayGrant(c, sess, r)
+	if !ok {
 		return
 	}
 	prior, err := h.Consents.Get(c.Request.Context(), sess.UserID, r.client.ID)
@@ -278,26 +283,40 @@ func (h *Handler) authorize(c *gin.Context) {
 	h.renderConsent(c, r)
 }
 
-// userMayGrant checks the user holds the permission of every sensitive scope
-// requested; otherwise it shows the invalid request page.
-func (h *Handler) userMayGrant(c *gin.Context, sess *session.Session, r request) bool {
+// mayGrant narrows r to what the user may grant: a sensitive scope whose
+// permission the user lacks is left out (RFC 6749 §3.3: the token response's
+// scope says what was granted; decision 0097, as grants are narrowed later
+// by decision 0084). Nothing left redirects to the app with invalid_scope.
+// A user who no longer exists gets the invalid request page.
+func (h *Handler) mayGrant(c *gin.Context, sess *session.Session, r request) (request, bool) {
 	perms, err := h.Users.Permissions(c.Request.Context(), sess.UserID)
 	if errors.Is(err, usersapi.ErrNotFound) {
 		_ = h.Sessions.Delete(c.Request.Context(), sess.ID)
 		h.setCookie(c, sessionCookie, "", -1)
 		h.invalidRequest(c, "Your account is no longer available.")
-		return false
+		return r, false
 	}
 	if err != nil {
 		h.log.WarnContext(c.Request.Context(), "reading permissions failed", "error", err.Error())
 		h.unavailable(c)
-		return false
+		return r, false
 	}
-	if missing := r.scopes.Missing(perms); len(missing) > 0 {
-		h.invalidRequest(c, "Your account does not have access to everything this app asks for ("+strings.Join(missing, ", ")+"), so it cannot be authorized.")
-		return false
+	r.withheld = r.scopes.Missing(perms)
+	if len(r.withheld) == 0 {
+		return r, true
 	}
-	return true
+	kept := scope.Set{}
+	for _, n := range r.scopes {
+		if !slices.Contains(r.withheld, n) {
+			kept = append(kept, n)
+		}
+	}
+	r.scopes = kept
+	if len(r.scopes) == 0 {
+		h.redirectError(c, r, "invalid_scope", "the user may not grant any of the requested scopes")
+		return r, false
+	}
+	return r, true
 }
 
 type scopeView struct {
@@ -315,8 +334,18 @@ func (h *Handler) renderConsent(c *gin.Context, r request) {
 	}
 	h.render(c, http.StatusOK, h.pages.consent, map[string]any{
 		"Title": "Authorize " + r.client.Name, "ClientName": r.client.Name, "ClientDescription": r.client.Description,
-		"Scopes": views, "AnySensitive": sensitive, "CSRF": h.csrfToken(c), "Action": c.Request.URL.Path + "?" + c.Request.URL.RawQuery,
+		"Scopes": views, "AnySensitive": sensitive, "Withheld": withheldViews(r.withheld), "CSRF": h.csrfToken(c), "Action": c.Request.URL.Path + "?" + c.Request.URL.RawQuery,
 	})
+}
+
+// withheldViews describe the scopes the user cannot grant.
+func withheldViews(names []string) []scopeView {
+	var out []scopeView
+	for _, n := range names {
+		s, _ := scope.Lookup(n)
+		out = append(out, scopeView{Name: n, Description: s.Description, Sensitive: s.Sensitive})
+	}
+	return out
 }
 
 // decide handles the consent form: Authorize or Deny, all or nothing.
@@ -348,7 +377,8 @@ func (h *Handler) decide(c *gin.Context) {
 		h.invalidRequest(c, "The form did not say Authorize or Deny.")
 		return
 	}
-	if !h.userMayGrant(c, sess, r) {
+	r, ok = h.mayGrant(c, sess, r)
+	if !ok {
 		return
 	}
 	ctx := c.Request.Context()

@@ -149,20 +149,34 @@ func TestSensitiveScopes(t *testing.T) {
 			t.Fatalf("%v %+v", err, tok)
 		}
 	})
-	t.Run("a user lacking a sensitive scope's permission gets the invalid request page and no code", func(t *testing.T) {
-		b := newBrowser(t)
-		p := b.get(cfg.AuthCodeURL("s"))
-		p = b.follow(s.URL, b.login(s.URL, p, "bob", authtest.Bob.Password))
-		if p.status != 400 || !strings.Contains(p.body, "invalid request") || p.header.Get("Location") != "" {
-			t.Fatalf("%d %v\n%s", p.status, p.header, p.body)
-		}
-	})
 	t.Run("the same user may authorize the app's non-sensitive scopes", func(t *testing.T) {
 		b := newBrowser(t)
 		p := b.get(oboConfig(s, authtest.StaffID, authtest.StaffSecret, "pii:basic").AuthCodeURL("s"))
 		p = b.follow(s.URL, b.login(s.URL, p, "bob", authtest.Bob.Password))
 		if p.status != 200 || strings.Contains(p.body, "administrative") {
 			t.Fatalf("%d %s", p.status, p.body)
+		}
+	})
+	t.Run("a user lacking a sensitive scope's permission is asked for the rest; the token says what was granted", func(t *testing.T) {
+		b := newBrowser(t)
+		p := b.get(cfg.AuthCodeURL("s"))
+		p = b.follow(s.URL, b.login(s.URL, p, "bob", authtest.Bob.Password))
+		if p.status != 200 || !strings.Contains(p.body, `<div class="withheld" role="note">`) ||
+			!strings.Contains(p.body, `<span class="name">user:read</span></li>`) || strings.Contains(p.body, `class="danger"`) {
+			t.Fatalf("%d %s", p.status, p.body)
+		}
+		code := callback(t, b.decide(s.URL, p, "authorize")).Get("code")
+		tok, err := exchange(t, cfg, code, "")
+		if err != nil || tok.Extra("scope") != "pii:basic" {
+			t.Fatalf("%v %+v", err, tok)
+		}
+	})
+	t.Run("a user who may grant none of the scopes asked goes back to the app with invalid_scope", func(t *testing.T) {
+		b := newBrowser(t)
+		p := b.get(oboConfig(s, authtest.StaffID, authtest.StaffSecret, "user:read").AuthCodeURL("only-sensitive"))
+		q := callback(t, b.follow(s.URL, b.login(s.URL, p, "bob", authtest.Bob.Password)))
+		if q.Get("error") != "invalid_scope" || q.Get("code") != "" || q.Get("state") != "only-sensitive" {
+			t.Fatalf("%v", q)
 		}
 	})
 }

@@ -14,6 +14,8 @@ import (
 	"github.com/eventreg/eventreg/libs/service"
 	"github.com/eventreg/eventreg/libs/userid"
 	"github.com/eventreg/eventreg/services/registrations/internal/config"
+	"github.com/eventreg/eventreg/services/registrations/internal/convention"
+	"github.com/eventreg/eventreg/services/registrations/internal/convention/conventiondb"
 	"github.com/eventreg/eventreg/services/registrations/internal/registration"
 	"github.com/eventreg/eventreg/services/registrations/internal/registration/registrationdb"
 	"github.com/eventreg/eventreg/services/registrations/internal/server"
@@ -44,24 +46,40 @@ func importCommand() *cobra.Command {
 	var output *service.Output
 	cmd := &cobra.Command{
 		Use:   "import FILE",
-		Short: "Load the registrations of a fixture file (idempotent, all or nothing)",
+		Short: "Load the registrations, organization and conventions of a fixture file (idempotent)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return withStore(cmd.Context(), func(cfg config.Admin, _ *pgxpool.Pool, st *registrationdb.Store) error {
+			return withStore(cmd.Context(), func(cfg config.Admin, pool *pgxpool.Pool, st *registrationdb.Store) error {
 				doc, err := fixture.Load(args[0])
 				if err != nil {
 					return err
 				}
-				convention, res, err := registration.Import(cmd.Context(), st, doc, cfg.ConventionID)
+				// The public configuration is checked first: a file
+				// refused for it stores nothing.
+				if _, _, err := convention.FromFixture(doc.Organization, doc.Conventions); err != nil {
+					return err
+				}
+				conv, res, err := registration.Import(cmd.Context(), st, doc, cfg.ConventionID)
+				if err != nil {
+					return err
+				}
+				pub, err := convention.Import(cmd.Context(), conventiondb.New(pool), doc)
 				if err != nil {
 					return err
 				}
 				if output.JSON() {
-					return service.PrintJSON(cmd.OutOrStdout(), map[string]any{"conventionId": convention,
-						"inserted": res.Inserted, "updated": res.Updated, "unchanged": res.Unchanged})
+					return service.PrintJSON(cmd.OutOrStdout(), map[string]any{"conventionId": conv,
+						"inserted": res.Inserted, "updated": res.Updated, "unchanged": res.Unchanged,
+						"organization": pub.Organization, "conventions": pub.Conventions})
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "registrations of convention %s: %d inserted, %d updated, %d unchanged\n",
-					convention, res.Inserted, res.Updated, res.Unchanged)
+					conv, res.Inserted, res.Updated, res.Unchanged)
+				if pub.Organization {
+					fmt.Fprintln(cmd.OutOrStdout(), "organization stored")
+				}
+				if pub.Conventions >= 0 {
+					fmt.Fprintf(cmd.OutOrStdout(), "conventions: %d stored (the list is now the file's)\n", pub.Conventions)
+				}
 				return nil
 			})
 		},

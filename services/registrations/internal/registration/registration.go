@@ -75,6 +75,9 @@ type Store interface {
 	SetStatus(ctx context.Context, conventionID string, userID int64, status string) (Registration, error)
 	// RecordPayment marks the registration paid by orderID; ErrNotFound when there is none.
 	RecordPayment(ctx context.Context, conventionID string, userID int64, orderID string) (Registration, error)
+	// Ordered returns the user's registrations that carry an order, in every
+	// convention, oldest first.
+	Ordered(ctx context.Context, userID int64) ([]Registration, error)
 }
 
 // Service reads and changes registrations of one convention.
@@ -117,6 +120,43 @@ func (s *Service) Search(ctx context.Context, f Filter, ks keyset.Seek) (Page, e
 }
 
 func userIDOf(r Registration) int64 { return r.UserID }
+
+// Order is what a user bought: today the registration an order paid, in
+// any convention (the order's amounts are not kept by this service).
+type Order struct {
+	ID           string
+	ConventionID string
+	Status       string
+	Items        []Item
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+}
+
+// Item is one product of an order.
+type Item struct {
+	ProductID          string
+	ProductName        string
+	ProductDisplayName *string
+}
+
+// Orders returns the user's orders, oldest first; none is an empty list
+// (the users service is not asked whether the user exists).
+func (s *Service) Orders(ctx context.Context, userID int64) ([]Order, error) {
+	regs, err := s.store.Ordered(ctx, userID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Order, 0, len(regs))
+	for _, r := range regs {
+		if r.OrderID == nil {
+			continue
+		}
+		out = append(out, Order{ID: *r.OrderID, ConventionID: r.ConventionID, Status: r.Status,
+			Items:     []Item{{ProductID: r.ProductID, ProductName: r.ProductName, ProductDisplayName: r.ProductDisplayName}},
+			CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt})
+	}
+	return out, nil
+}
 
 func withUser(r Registration, u usersapi.UserSummary) WithUser {
 	return WithUser{Registration: r, User: u}

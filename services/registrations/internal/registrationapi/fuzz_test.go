@@ -20,7 +20,7 @@ import (
 func FuzzSearchBody(f *testing.F) {
 	off := resourcetest.NewOffline(f)
 	svc := registration.NewService(registrationdb.New(off.Pool), usersapi.NewClient("http://127.0.0.1:1", 0, nil), "2026")
-	h := registrationapi.New(svc, page.Paginator{Codec: off.Cursor, Query: "registrations.search"}, off.Log, func(string) []gin.HandlerFunc { return nil })
+	h := registrationapi.New(svc, page.Paginator{Codec: off.Cursor, Query: "registrations.search"}, off.Log, noChains{})
 	gin.SetMode(gin.TestMode)
 	r := gin.New()
 	h.Register(r, nil)
@@ -28,3 +28,9 @@ func FuzzSearchBody(f *testing.F) {
 		`{"filter": {"userIds": [1.5]}}`, "{\"filter\": {\"userIds\": [\"\xff\"]}}"}, resourcetest.CommonSearchSeeds...)
 	resourcetest.FuzzSearchBody(f, r, "/api/v0/registration/search", seeds, true)
 }
+
+// noChains builds no middleware: the fuzzed handler is called without a token.
+type noChains struct{}
+
+func (noChains) ProtectedAndLimited(string) []gin.HandlerFunc                       { return nil }
+func (noChains) ProtectedOrSelfAndLimited(string, string, string) []gin.HandlerFunc { return nil }

@@ -20,22 +20,39 @@ import (
 // Scope is what every registrations endpoint needs.
 const Scope = "registration:read"
 
+// Scopes of the routes a user's own token may call (decision 0097).
+const (
+	// SelfScope lets an OBO token read its own user's registration.
+	SelfScope = "con:read"
+	// OrdersScope (service) reads any user's orders; OwnOrdersScope (OBO)
+	// the token's own user's.
+	OrdersScope    = "order:view"
+	OwnOrdersScope = "pii:finance:read"
+)
+
+// Chains are the middleware chains of the routes (service.ResourceDeps):
+// token, scope, then the client's rate limit.
+type Chains interface {
+	ProtectedAndLimited(scope string) []gin.HandlerFunc
+	// ProtectedOrSelfAndLimited also lets an OBO token with selfScope call
+	// the route for its own user (the path parameter param).
+	ProtectedOrSelfAndLimited(scope, selfScope, param string) []gin.HandlerFunc
+}
+
 // MaxFilterUserIDs is the most ids filter.userIds takes.
 const MaxFilterUserIDs = 100
 
 // Handler serves the endpoints.
 type Handler struct {
-	svc   *registration.Service
-	pager page.Paginator
-	reply apireply.Replier
-	// protected is the middleware chain of a route that requires a scope.
-	protected func(scope string) []gin.HandlerFunc
+	svc    *registration.Service
+	pager  page.Paginator
+	reply  apireply.Replier
+	chains Chains
 }
 
-// New returns the handler; protected is the middleware chain of a route that
-// requires a scope (token, scope, rate limit).
-func New(svc *registration.Service, pager page.Paginator, log *slog.Logger, protected func(scope string) []gin.HandlerFunc) *Handler {
-	return &Handler{svc: svc, pager: pager, reply: apireply.Replier{Log: log, Rules: errorRules}, protected: protected}
+// New returns the handler; chains build each route's middleware.
+func New(svc *registration.Service, pager page.Paginator, log *slog.Logger, chains Chains) *Handler {
+	return &Handler{svc: svc, pager: pager, reply: apireply.Replier{Log: log, Rules: errorRules}, chains: chains}
 }
 
 // errorRules map the business errors to their responses; everything else
@@ -47,12 +64,33 @@ var errorRules = []apireply.Rule{
 // Register adds the public routes, behind the protected chain, to public;
 // registrations has no internal API.
 func (h *Handler) Register(public, _ gin.IRouter) {
-	public.GET("/api/v0/users/:id/registration", append(h.protected(Scope), h.get)...)
-	public.POST("/api/v0/registration/search", append(h.protected(Scope), h.search)...)
+	public.GET("/api/v0/users/:id/registration", append(h.chains.ProtectedOrSelfAndLimited(Scope, SelfScope, "id"), h.get)...)
+	public.GET("/api/v0/users/:id/orders", append(h.chains.ProtectedOrSelfAndLimited(OrdersScope, OwnOrdersScope, "id"), h.orders)...)
+	public.POST("/api/v0/registration/search", append(h.chains.ProtectedAndLimited(Scope), h.search)...)
 }
 
 func (h *Handler) get(c *gin.Context) {
 	apireply.UserRecord(c, h.reply, h.svc.Get, toJSON)
+}
+
+// orders serves GET /api/v0/users/:id/orders: {"data": [Order]}, oldest
+// first, empty when the user has none.
+func (h *Handler) orders(c *gin.Context) {
+	id, ok := userid.Parse(c.Param("id"))
+	if !ok {
+		apireply.Abort(c, apierror.NotFound("No such user."))
+		return
+	}
+	orders, err := h.svc.Orders(c.Request.Context(), id)
+	if err != nil {
+		h.reply.Error(c, err)
+		return
+	}
+	out := make([]orderViewJSON, len(orders))
+	for i, o := range orders {
+		out[i] = toOrderJSON(o)
+	}
+	c.JSON(http.StatusOK, gin.H{"data": out})
 }
 
 type searchRequest struct {

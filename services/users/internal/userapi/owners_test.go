@@ -59,7 +59,7 @@ func (o *fakeOwner) count() int {
 }
 
 // TestSubResourcesAreForwardedToTheirOwners: the gateway routes all of
-// /api/v0/users to users, which hands the two sub-resources other services
+// /api/v0/users to users, which hands the sub-resources other services
 // own to their public listeners as they came (decision 0085).
 func TestSubResourcesAreForwardedToTheirOwners(t *testing.T) {
 	vol, reg := newFakeOwner(t, "volunteers"), newFakeOwner(t, "registrations")
@@ -104,6 +104,15 @@ func TestSubResourcesAreForwardedToTheirOwners(t *testing.T) {
 			}
 		})
 	}
+
+	t.Run("/api/v0/users/1001/orders reaches registrations as it came", func(t *testing.T) {
+		r := e.send(t, e.public, false, http.MethodGet, "/api/v0/users/1001/orders", "not-a-jwt", "", header)
+		got, _ := reg.last()
+		if r.status != 200 || r.header.Get("X-Owner") != "registrations" || got == nil || got.URL.Path != "/api/v0/users/1001/orders" ||
+			got.Header.Get("Authorization") != "Bearer not-a-jwt" {
+			t.Fatalf("%d from %q; owner got %v", r.status, r.header.Get("X-Owner"), got)
+		}
+	})
 
 	t.Run("the rest of /api/v0/users stays with users", func(t *testing.T) {
 		before := vol.count() + reg.count()

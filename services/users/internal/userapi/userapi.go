@@ -63,7 +63,7 @@ type Deps struct {
 // The owner checks the token and scope itself. A nil handler is not routed.
 type Owners struct {
 	Volunteer    http.Handler // /api/v0/users/:id/volunteer: the volunteers service
-	Registration http.Handler // /api/v0/users/:id/registration: the registrations service
+	Registration http.Handler // /api/v0/users/:id/registration and .../orders: the registrations service
 }
 
 // Handler serves the users API.
@@ -107,6 +107,7 @@ func (h *Handler) Register(public, internal gin.IRouter) {
 	for path, owner := range map[string]http.Handler{
 		VolunteerRoute:    d.Owners.Volunteer,
 		RegistrationRoute: d.Owners.Registration,
+		OrdersRoute:       d.Owners.Registration,
 	} {
 		if owner != nil {
 			public.Any(path, gin.WrapH(owner))
@@ -126,13 +127,14 @@ func (h *Handler) Register(public, internal gin.IRouter) {
 // on purpose longer than the owner's own REQUEST_TIMEOUT (3 s by default), so
 // that the owner's answer, a 503 of its own included, reaches the client: a
 // deadline of users' own as short as the owner's would answer 503 first.
-func OwnerRoutes() []string { return []string{VolunteerRoute, RegistrationRoute} }
+func OwnerRoutes() []string { return []string{VolunteerRoute, RegistrationRoute, OrdersRoute} }
 
 // The forwarded routes (gin needs one name per path segment: :id is the
 // contract's :userId).
 const (
 	VolunteerRoute    = "/api/v0/users/:id/volunteer"
 	RegistrationRoute = "/api/v0/users/:id/registration"
+	OrdersRoute       = "/api/v0/users/:id/orders"
 )
 
 const rootHTML = `<!doctype html>

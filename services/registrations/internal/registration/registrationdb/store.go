@@ -33,6 +33,9 @@ const (
 		WHERE convention_id = $1 AND user_id > $2 ORDER BY user_id LIMIT $3`
 	searchUsersSQL = `SELECT ` + columns + ` FROM registrations
 		WHERE convention_id = $1 AND user_id > $2 AND user_id = ANY($4::bigint[]) ORDER BY user_id LIMIT $3`
+	// orderedSQL reads registrations_orders_by_user (migration 0003).
+	orderedSQL = `SELECT ` + columns + ` FROM registrations
+		WHERE user_id = $1 AND order_id IS NOT NULL ORDER BY created_at, convention_id`
 	// updatedAt always moves forward, even for two changes within a clock tick.
 	bumpUpdatedAt = `updated_at = greatest(now(), registrations.updated_at + interval '1 millisecond')`
 	setStatusSQL  = `UPDATE registrations SET status = $3, ` + bumpUpdatedAt + `
@@ -65,6 +68,20 @@ func (s *Store) Search(ctx context.Context, conventionID string, f registration.
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (registration.Registration, error) { return scan(row) })
 	if err != nil {
 		return nil, fmt.Errorf("searching registrations: %w", err)
+	}
+	return out, nil
+}
+
+// Ordered returns the user's registrations that carry an order, in every
+// convention, oldest first.
+func (s *Store) Ordered(ctx context.Context, userID int64) ([]registration.Registration, error) {
+	rows, err := s.pool.Query(ctx, orderedSQL, userID)
+	if err != nil {
+		return nil, fmt.Errorf("reading the orders of user %d: %w", userID, err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (registration.Registration, error) { return scan(row) })
+	if err != nil {
+		return nil, fmt.Errorf("reading the orders of user %d: %w", userID, err)
 	}
 	return out, nil
 }

@@ -1,0 +1,3 @@
+DROP INDEX registrations_orders_by_user;
+DROP TABLE conventions;
+DROP TABLE organization;
