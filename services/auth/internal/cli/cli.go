@@ -302,7 +302,7 @@ func withManager(pool *pgxpool.Pool, cfg keysConfig, fn func(*signing.Manager, *
 }
 
 func keysCommand() *cobra.Command {
-	cmd := &cobra.Command{Use: "keys", Short: "Show, rotate and revoke the access-token signing keys"}
+	cmd := &cobra.Command{Use: "keys", Short: "Show, rotate and revoke the signing keys (ES256 and RS256)"}
 	list := &cobra.Command{Use: "list", Short: "List signing keys and their states", Args: cobra.NoArgs}
 	listOut := service.AddOutputFlag(list)
 	list.RunE = func(cmd *cobra.Command, _ []string) error {
@@ -333,9 +333,10 @@ func keysCommand() *cobra.Command {
 	}
 	rotate := &cobra.Command{Use: "rotate", Short: "Make a new signing key: published at once, signing after KEY_ACTIVATION_DELAY", Args: cobra.NoArgs}
 	rotateOut := service.AddOutputFlag(rotate)
+	alg := rotate.Flags().String("alg", signing.AlgES256, "the algorithm of the new key: ES256 (access tokens, webhooks, ID tokens of ES256 clients) or RS256 (ID tokens)")
 	rotate.RunE = func(cmd *cobra.Command, _ []string) error {
 		return withKeys(cmd.Context(), func(m *signing.Manager, _ *keydb.Store, _ keysConfig) error {
-			k, err := m.Rotate(cmd.Context())
+			k, err := m.RotateAlg(cmd.Context(), *alg)
 			if err != nil {
 				return err
 			}

@@ -173,6 +173,18 @@ func TestKeysCommands(t *testing.T) {
 	if out := must(t, "keys", "list"); !strings.Contains(out, k.Kid) || !strings.Contains(out, "pending") {
 		t.Fatalf("%s", out)
 	}
+	t.Run("--alg RS256 makes an RS256 key; another algorithm is refused", func(t *testing.T) {
+		var rk struct{ Kid, Alg string }
+		if err := json.Unmarshal([]byte(must(t, "keys", "rotate", "--alg", "RS256", "-o", "json")), &rk); err != nil || rk.Alg != "RS256" || rk.Kid == "" {
+			t.Fatalf("%+v %v", rk, err)
+		}
+		if _, err := run(t, "keys", "rotate", "--alg", "HS256"); err == nil || !strings.Contains(err.Error(), "unsupported signing algorithm") {
+			t.Fatalf("%v", err)
+		}
+		if out := must(t, "keys", "list"); !strings.Contains(out, rk.Kid) || !strings.Contains(out, "RS256") {
+			t.Fatalf("%s", out)
+		}
+	})
 	t.Run("a wrong KEY_ENCRYPTION_KEY is named", func(t *testing.T) {
 		old := secrets["KEY_ENCRYPTION_KEY"]
 		secrets["KEY_ENCRYPTION_KEY"] = "not base64!"
