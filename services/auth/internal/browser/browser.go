@@ -123,7 +123,12 @@ type request struct {
 	state     string
 	scopes    scope.Set
 	challenge string
+	// nonce is an OpenID Connect request's, echoed in the ID token.
+	nonce string
 }
+
+// maxNonce bounds the nonce an app may send (it is stored with the code).
+const maxNonce = 512
 
 // parse validates an authorization request. It renders the error page (no
 // redirect) while the client or redirect URI is not trusted, and redirects
@@ -180,6 +185,16 @@ func (h *Handler) parse(c *gin.Context) (request, bool) {
 		h.redirectError(c, r, "unsupported_response_type", "only response_type=code is supported")
 		return r, false
 	}
+	// OpenID Connect Core §6: request objects are not supported; §3.1.2.1:
+	// only the code flow's default response mode.
+	if q.Has("request") || q.Has("request_uri") {
+		h.redirectError(c, r, "request_not_supported", "request objects (request, request_uri) are not supported")
+		return r, false
+	}
+	if mode, ok := one("response_mode"); !ok || (mode != "" && mode != "query") {
+		h.redirectError(c, r, "invalid_request", "only response_mode=query is supported")
+		return r, false
+	}
 	r.scopes = scope.Parse(q["scope"]...)
 	if len(r.scopes) == 0 {
 		h.redirectError(c, r, "invalid_scope", "scope is required")
@@ -200,6 +215,12 @@ func (h *Handler) parse(c *gin.Context) (request, bool) {
 		return r, false
 	}
 	r.challenge = challenge
+	nonce, ok := one("nonce")
+	if !ok || len(nonce) > maxNonce {
+		h.redirectError(c, r, "invalid_request", "nonce is repeated or longer than 512 characters")
+		return r, false
+	}
+	r.nonce = nonce
 	return r, true
 }
 
@@ -372,7 +393,7 @@ func (h *Handler) issueCode(c *gin.Context, sess *session.Session, r request) {
 		return
 	}
 	code, err := h.Codes.Create(c.Request.Context(), authcode.Grant{ClientID: r.client.ID, RedirectURI: r.redirect, UserID: sess.UserID,
-		Scopes: r.scopes, Challenge: r.challenge, Family: family})
+		Scopes: r.scopes, Challenge: r.challenge, Family: family, Nonce: r.nonce, AuthTime: sess.CreatedAt.Unix(), SID: sess.SID()})
 	if err != nil {
 		h.log.WarnContext(c.Request.Context(), "storing code failed", "error", err.Error())
 		h.unavailable(c)

@@ -138,13 +138,14 @@ type clientJSON struct {
 	Scopes       []string  `json:"scopes"`
 	RedirectURIs []string  `json:"redirect_uris"`
 	RequirePKCE  bool      `json:"require_pkce"`
+	IDTokenAlg   string    `json:"id_token_signed_response_alg"`
 	CreatedAt    time.Time `json:"created_at"`
 	UpdatedAt    time.Time `json:"updated_at"`
 }
 
 func toJSON(c client.Client) clientJSON {
 	return clientJSON{ClientID: c.ID, Name: c.Name, Description: c.Description, Kind: string(c.Kind),
-		Scopes: append([]string{}, c.Scopes...), RedirectURIs: append([]string{}, c.RedirectURIs...), RequirePKCE: c.RequirePKCE, CreatedAt: c.CreatedAt.UTC(), UpdatedAt: c.UpdatedAt.UTC()}
+		Scopes: append([]string{}, c.Scopes...), RedirectURIs: append([]string{}, c.RedirectURIs...), RequirePKCE: c.RequirePKCE, IDTokenAlg: c.IDTokenAlg, CreatedAt: c.CreatedAt.UTC(), UpdatedAt: c.UpdatedAt.UTC()}
 }
 
 type secretJSON struct {
@@ -197,6 +198,8 @@ func clientsCommand() *cobra.Command {
 	redirects := create.Flags().StringArray("redirect-uri", nil, "a redirect URI of an obo app (repeat for several)")
 	allowNoPKCE := create.Flags().Bool("allow-no-pkce", false,
 		"let an obo app sign users in without PKCE (weaker: only for a confidential app that cannot send a code_challenge)")
+	idTokenAlg := create.Flags().String("id-token-alg", client.IDTokenAlgs[0],
+		"the algorithm of the app's OpenID Connect ID tokens: RS256 or ES256 (its id_token_signed_response_alg)")
 	service.AddOutputFlag(create) // the id and secret print as JSON either way
 	create.RunE = func(cmd *cobra.Command, _ []string) error {
 		if *allowNoPKCE && client.Kind(*kind) != client.KindOBO {
@@ -204,7 +207,7 @@ func clientsCommand() *cobra.Command {
 		}
 		return withClients(cmd.Context(), func(s *client.Service) error {
 			c, secret, err := s.Create(cmd.Context(), client.NewClient{Name: *name, Description: *desc, Kind: client.Kind(*kind),
-				Scopes: strings.Fields(*scopes), RedirectURIs: *redirects, RequirePKCE: !*allowNoPKCE})
+				Scopes: strings.Fields(*scopes), RedirectURIs: *redirects, RequirePKCE: !*allowNoPKCE, IDTokenAlg: *idTokenAlg})
 			if err != nil {
 				return err
 			}
@@ -277,8 +280,8 @@ func clientsCommand() *cobra.Command {
 }
 
 func printClient(w io.Writer, c client.Client) {
-	fmt.Fprintf(w, "id:            %d\nname:          %s\ndescription:   %s\nkind:          %s\nscopes:        %s\nredirect URIs: %s\nrequire PKCE:  %v\ncreated:       %s\nupdated:       %s\n",
-		c.ID, c.Name, c.Description, c.Kind, c.Scopes.String(), strings.Join(c.RedirectURIs, " "), c.RequirePKCE,
+	fmt.Fprintf(w, "id:            %d\nname:          %s\ndescription:   %s\nkind:          %s\nscopes:        %s\nredirect URIs: %s\nrequire PKCE:  %v\nID token alg:  %s\ncreated:       %s\nupdated:       %s\n",
+		c.ID, c.Name, c.Description, c.Kind, c.Scopes.String(), strings.Join(c.RedirectURIs, " "), c.RequirePKCE, c.IDTokenAlg,
 		c.CreatedAt.UTC().Format(time.RFC3339), c.UpdatedAt.UTC().Format(time.RFC3339))
 }
 
