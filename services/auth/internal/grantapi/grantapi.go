@@ -34,9 +34,12 @@ const (
 	PathMetadata   = "/.well-known/oauth-authorization-server"
 	// PathOpenIDConfiguration is OpenID Connect Discovery's document.
 	PathOpenIDConfiguration = "/.well-known/openid-configuration"
-	PathJWKS                = "/.well-known/jwks.json"
-	PathAuthorize           = "/oauth/authorize"
-	PathLogout              = "/oauth/logout"
+	// PathUserInfo is OpenID Connect's UserInfo endpoint, which the users
+	// service serves (it holds the profiles; the gateway routes /api/users/ there).
+	PathUserInfo  = "/api/users/userinfo"
+	PathJWKS      = "/.well-known/jwks.json"
+	PathAuthorize = "/oauth/authorize"
+	PathLogout    = "/oauth/logout"
 )
 
 // Handler serves the token side.
@@ -233,6 +236,7 @@ func (h *Handler) metadata(c *gin.Context) {
 	auth := []string{"client_secret_basic", "client_secret_post"}
 	c.Header("Cache-Control", "public, max-age=300")
 	c.JSON(http.StatusOK, gin.H{
+		"userinfo_endpoint":                              iss + PathUserInfo,
 		"subject_types_supported":                        []string{"public"},
 		"id_token_signing_alg_values_supported":          client.IDTokenAlgs,
 		"claims_supported":                               idtoken.ClaimsSupported,

@@ -38,9 +38,11 @@ type Claims struct {
 	SID string `json:"sid,omitempty"`
 }
 
-// ClaimsSupported are the claims ID tokens carry (claims_supported of the
-// discovery document).
-var ClaimsSupported = []string{"iss", "sub", "aud", "exp", "iat", "auth_time", "nonce", "at_hash", "sid"}
+// ClaimsSupported are the claims of ID tokens and, after them, UserInfo's
+// (the users service, by scope): claims_supported of the discovery document.
+var ClaimsSupported = []string{"iss", "sub", "aud", "exp", "iat", "auth_time", "nonce", "at_hash", "sid",
+	"name", "given_name", "family_name", "preferred_username", "nickname", "picture", "birthdate",
+	"email", "email_verified", "phone_number", "phone_number_verified", "address"}
 
 // Issuer makes ID tokens.
 type Issuer struct {

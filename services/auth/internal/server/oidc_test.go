@@ -115,7 +115,7 @@ func TestOIDCC_ServerMetadata(t *testing.T) {
 			}
 			return out
 		}
-		if oidcDoc["issuer"] != s.URL || oidcDoc["authorization_endpoint"] != s.URL+"/oauth/authorize" ||
+		if oidcDoc["issuer"] != s.URL || oidcDoc["authorization_endpoint"] != s.URL+"/oauth/authorize" || oidcDoc["userinfo_endpoint"] != s.URL+"/api/users/userinfo" ||
 			oidcDoc["token_endpoint"] != s.URL+"/api/oauth/token" || oidcDoc["jwks_uri"] != s.URL+"/.well-known/jwks.json" {
 			t.Fatalf("%v", oidcDoc)
 		}
@@ -128,7 +128,7 @@ func TestOIDCC_ServerMetadata(t *testing.T) {
 				t.Errorf("scopes_supported lacks %s", sc)
 			}
 		}
-		for _, c := range []string{"sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "at_hash", "sid"} {
+		for _, c := range []string{"sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "at_hash", "sid", "name", "email", "email_verified", "phone_number", "address"} {
 			if !slices.Contains(strs("claims_supported"), c) {
 				t.Errorf("claims_supported lacks %s", c)
 			}
