@@ -20,6 +20,7 @@ import (
 	"github.com/eventreg/eventreg/services/auth/internal/authmetrics"
 	"github.com/eventreg/eventreg/services/auth/internal/client"
 	"github.com/eventreg/eventreg/services/auth/internal/consent"
+	"github.com/eventreg/eventreg/services/auth/internal/idtoken"
 	"github.com/eventreg/eventreg/services/auth/internal/pkce"
 	"github.com/eventreg/eventreg/services/auth/internal/ratelimit"
 	"github.com/eventreg/eventreg/services/auth/internal/refreshtoken"
@@ -56,6 +57,8 @@ type Deps struct {
 	Sessions *session.Store
 	Codes    *authcode.Store
 	Refresh  *refreshtoken.Store
+	// IDTokens reads the id_token_hint of an authentication request.
+	IDTokens *idtoken.Issuer
 	// Sign-in attempts are counted before the password is checked, against
 	// the identifier as typed (accountKey). Over
 	// AccountAddressFailures (per account and client address) or
@@ -125,6 +128,12 @@ type request struct {
 	challenge string
 	// nonce is an OpenID Connect request's, echoed in the ID token.
 	nonce string
+	// OpenID Connect Core §3.1.2.1: prompt values, max_age (-1: none),
+	// the user an id_token_hint names, and a login_hint for the login form.
+	prompt    map[string]bool
+	maxAge    int64
+	hintSub   string
+	loginHint string
 }
 
 // maxNonce bounds the nonce an app may send (it is stored with the code).
@@ -221,7 +230,88 @@ func (h *Handler) parse(c *gin.Context) (request, bool) {
 		return r, false
 	}
 	r.nonce = nonce
-	return r, true
+	return r, h.parseOpenID(c, one, &r)
+}
+
+// Prompt values (Core §3.1.2.1). select_account is accepted and needs
+// nothing: a browser has one session.
+var promptValues = map[string]bool{"none": true, "login": true, "consent": true, "select_account": true}
+
+// parseOpenID reads the OpenID Connect authentication parameters into r;
+// ui_locales, claims_locales, display and acr_values are ignored. It
+// answers (and returns false) when one is malformed.
+func (h *Handler) parseOpenID(c *gin.Context, one func(string) (string, bool), r *request) bool {
+	raw, ok := one("prompt")
+	r.prompt = map[string]bool{}
+	for _, v := range strings.Fields(raw) {
+		ok = ok && promptValues[v]
+		r.prompt[v] = true
+	}
+	if !ok || (r.prompt["none"] && len(r.prompt) > 1) {
+		h.redirectError(c, *r, "invalid_request", "prompt is repeated, unknown, or none with another value")
+		return false
+	}
+	r.maxAge = -1
+	if raw, ok = one("max_age"); !ok {
+		h.redirectError(c, *r, "invalid_request", "max_age is repeated")
+		return false
+	}
+	if raw != "" {
+		n, err := strconv.ParseInt(raw, 10, 64)
+		if err != nil || n < 0 || n > maxMaxAge {
+			h.redirectError(c, *r, "invalid_request", "max_age must be a number of seconds")
+			return false
+		}
+		r.maxAge = n
+	}
+	if raw, ok = one("id_token_hint"); !ok {
+		h.redirectError(c, *r, "invalid_request", "id_token_hint is repeated")
+		return false
+	}
+	if raw != "" {
+		hint, err := h.IDTokens.ReadHint(raw)
+		if err != nil {
+			h.redirectError(c, *r, "invalid_request", "id_token_hint is not an ID token of this server")
+			return false
+		}
+		r.hintSub = hint.Subject
+	}
+	if r.loginHint, ok = one("login_hint"); !ok || len(r.loginHint) > 320 {
+		h.redirectError(c, *r, "invalid_request", "login_hint is repeated or too long")
+		return false
+	}
+	return true
+}
+
+// maxMaxAge bounds max_age (ten years); more means nothing more.
+const maxMaxAge = 10 * 365 * 24 * 3600
+
+// mustSignIn reports whether sess cannot answer r without the user signing
+// in (again): prompt=login, a session older than max_age, or another user
+// than the id_token_hint names.
+func (h *Handler) mustSignIn(sess *session.Session, r request) bool {
+	return r.prompt["login"] || (r.maxAge >= 0 && time.Since(sess.CreatedAt) > time.Duration(r.maxAge)*time.Second) ||
+		(r.hintSub != "" && r.hintSub != strconv.FormatInt(sess.UserID, 10))
+}
+
+// afterSignIn is the authorization request to come back to after signing
+// in: without prompt=login, max_age and id_token_hint, which the sign-in
+// just satisfied (kept, they would ask again for ever).
+func afterSignIn(u *url.URL) string {
+	q := u.Query()
+	var keep []string
+	for _, v := range strings.Fields(q.Get("prompt")) {
+		if v != "login" {
+			keep = append(keep, v)
+		}
+	}
+	q.Del("prompt")
+	if len(keep) > 0 {
+		q.Set("prompt", strings.Join(keep, " "))
+	}
+	q.Del("max_age")
+	q.Del("id_token_hint")
+	return u.Path + "?" + q.Encode()
 }
 
 // redirectTo sends the browser back to the app with params (302 after a GET,
@@ -277,8 +367,12 @@ func (h *Handler) authorize(c *gin.Context) {
 		h.unavailable(c)
 		return
 	}
-	if sess == nil {
-		h.renderLogin(c, http.StatusOK, c.Request.URL.RequestURI(), r.client.Name, "", "")
+	if sess == nil || h.mustSignIn(sess, r) {
+		if r.prompt["none"] {
+			h.redirectError(c, r, "login_required", "the user must sign in")
+			return
+		}
+		h.renderLogin(c, http.StatusOK, afterSignIn(c.Request.URL), r.client.Name, r.loginHint, "")
 		return
 	}
 	if !h.userMayGrant(c, sess, r) {
@@ -290,8 +384,12 @@ func (h *Handler) authorize(c *gin.Context) {
 		h.unavailable(c)
 		return
 	}
-	if err == nil && consent.Covers(prior, r.scopes, r.client.Scopes) {
+	if err == nil && consent.Covers(prior, r.scopes, r.client.Scopes) && !r.prompt["consent"] {
 		h.issueCode(c, sess, r)
+		return
+	}
+	if r.prompt["none"] {
+		h.redirectError(c, r, "consent_required", "the user must authorize the app")
 		return
 	}
 	h.renderConsent(c, r)

@@ -7,13 +7,33 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 )
 
-// Signer signs ID tokens (signing.Manager).
+// Signer signs ID tokens and verifies those it signed (signing.Manager).
 type Signer interface {
 	SignIDToken(alg string, payload []byte) (string, error)
+	VerifyIDToken(raw string) ([]byte, error)
+}
+
+// ErrBadHint is an id_token_hint this server did not issue.
+var ErrBadHint = errors.New("the id_token_hint is not an ID token of this server")
+
+// ReadHint returns the claims of an ID token this server issued, sent back
+// as an id_token_hint (Core §3.1.2.1): the signature and issuer are
+// checked, its expiry is not (an expired ID token is a valid hint).
+func (i *Issuer) ReadHint(raw string) (Claims, error) {
+	payload, err := i.signer.VerifyIDToken(raw)
+	if err != nil {
+		return Claims{}, ErrBadHint
+	}
+	var c Claims
+	if err := json.Unmarshal(payload, &c); err != nil || c.Issuer != i.iss || c.Subject == "" {
+		return Claims{}, ErrBadHint
+	}
+	return c, nil
 }
 
 // Claims are the claims of an ID token. The claims of the profile, email,

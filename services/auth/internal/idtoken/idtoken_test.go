@@ -22,6 +22,36 @@ func (f *fakeSigner) SignIDToken(alg string, payload []byte) (string, error) {
 	return "h." + string(payload) + ".s", nil
 }
 
+func (f *fakeSigner) VerifyIDToken(raw string) ([]byte, error) {
+	parts := strings.SplitN(raw, ".", 3)
+	if len(parts) != 3 || parts[0] != "h" || !strings.HasSuffix(raw, ".s") {
+		return nil, errors.New("bad signature")
+	}
+	return []byte(strings.TrimSuffix(strings.TrimPrefix(raw, "h."), ".s")), nil
+}
+
+func TestReadHint(t *testing.T) {
+	s := &fakeSigner{}
+	i := NewIssuer(s, "https://id.example", time.Hour)
+	i.now = func() time.Time { return time.Unix(1_000, 0) } // long expired by now
+	tok, _, _ := i.Issue(Request{Alg: "RS256", Subject: "1001", ClientID: "505"})
+	t.Run("an expired ID token of ours is a valid hint", func(t *testing.T) {
+		i.now = time.Now
+		if c, err := i.ReadHint(tok); err != nil || c.Subject != "1001" {
+			t.Fatalf("%+v %v", c, err)
+		}
+	})
+	t.Run("a bad signature or another issuer is ErrBadHint", func(t *testing.T) {
+		other := NewIssuer(s, "https://other.example", time.Hour)
+		foreign, _, _ := other.Issue(Request{Alg: "RS256", Subject: "1001", ClientID: "505"})
+		for _, raw := range []string{"x" + tok, foreign, "", "h.{}.s"} {
+			if _, err := i.ReadHint(raw); !errors.Is(err, ErrBadHint) {
+				t.Errorf("%q: %v", raw, err)
+			}
+		}
+	})
+}
+
 func TestIssue(t *testing.T) {
 	s := &fakeSigner{}
 	i := NewIssuer(s, "https://id.example", time.Hour)

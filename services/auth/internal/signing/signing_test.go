@@ -337,6 +337,13 @@ func TestIDTokens(t *testing.T) {
 			if _, err := m.Verify(tok); err == nil {
 				t.Fatal("an ID token verified as an access token")
 			}
+			if p, err := m.VerifyIDToken(tok); err != nil || string(p) != `{"sub":"1"}` {
+				t.Fatalf("VerifyIDToken: %s %v", p, err)
+			}
+			at, _ := m.Sign([]byte(`{"sub":"1"}`))
+			if _, err := m.VerifyIDToken(at); err == nil {
+				t.Fatal("an access token verified as an ID token")
+			}
 		})
 	}
 	t.Run("an unknown algorithm signs nothing", func(t *testing.T) {
