@@ -47,7 +47,8 @@ const (
 	StaffID       = "503" // obo: pii:basic pii:email user:read registration:read
 	StaffSecret   = "a-third-long-random-demo-secret-of-32-chars"
 	RedirectURI   = "http://127.0.0.1:9999/callback"
-	WikiID        = "505" // obo, OpenID Connect (RS256): openid profile email phone address
+	PostLogoutURI = "http://127.0.0.1:9999/signed-out" // the wiki's post-logout redirect URI
+	WikiID        = "505"                              // obo, OpenID Connect (RS256): openid profile email phone address
 	WikiSecret    = "a-fifth-long-random-demo-secret-of-32-chars"
 	ForumID       = "506" // obo, OpenID Connect (ES256 ID tokens): openid profile email
 	ForumSecret   = "a-sixth-long-random-demo-secret-of-32-chars"
@@ -72,7 +73,8 @@ func Clients() []fixture.Client {
 			Scopes: []string{"registration:read"}, WebhookPrivateTargets: &private},
 		// OpenID Connect relying parties, sending PKCE as their libraries do.
 		{ID: 505, Name: "Convention Wiki", Description: "Signs you in to the wiki", Kind: "obo", Secret: s(WikiSecret),
-			RedirectURIs: []string{RedirectURI}, Scopes: []string{"openid", "profile", "email", "phone", "address"}},
+			RedirectURIs: []string{RedirectURI}, Scopes: []string{"openid", "profile", "email", "phone", "address"},
+			PostLogoutRedirectURIs: []string{PostLogoutURI}},
 		{ID: 506, Name: "Convention Forum", Description: "Signs you in to the forum", Kind: "obo", Secret: s(ForumSecret),
 			RedirectURIs: []string{RedirectURI}, Scopes: []string{"openid", "profile", "email"}, IDTokenAlg: s("ES256")},
 	}

@@ -663,6 +663,13 @@ func (h *Handler) loginFailed(c *gin.Context, next, username string, slow bool) 
 // end, and the browser goes where a finished sign-out goes.
 func (h *Handler) logout(c *gin.Context) {
 	next, clientID := c.Query("next"), c.Query("client_id")
+	rp, ok := h.endSession(c, clientID, c.Query("id_token_hint"), c.Query("post_logout_redirect_uri"), c.Query("state"))
+	if !ok {
+		return
+	}
+	if rp.client != "" {
+		clientID = rp.client
+	}
 	sess, err := h.currentSession(c)
 	if err != nil {
 		h.log.WarnContext(c.Request.Context(), "reading session failed", "error", err.Error())
@@ -670,16 +677,72 @@ func (h *Handler) logout(c *gin.Context) {
 		return
 	}
 	if sess == nil {
-		h.signedOut(c, next, clientID)
+		h.signedOut(c, next, clientID, rp)
 		return
 	}
-	h.render(c, http.StatusOK, h.pages.logout, map[string]any{"Title": "Sign out", "CSRF": h.csrfToken(c), "Next": next, "ClientID": clientID})
+	h.render(c, http.StatusOK, h.pages.logout, map[string]any{"Title": "Sign out", "CSRF": h.csrfToken(c), "Next": next, "ClientID": clientID,
+		"PostLogout": rp.redirect, "State": rp.state})
+}
+
+// rpLogout is an OpenID Connect RP-initiated logout request (RP-Initiated
+// Logout 1.0 §2): where to send the browser when signed out, with state.
+type rpLogout struct {
+	client, redirect, state string
+}
+
+// endSession validates the RP-initiated logout parameters: an
+// id_token_hint must be an ID token of this server (expired or not) and
+// names the client when client_id does not (they must agree); a
+// post_logout_redirect_uri must be registered for that client, exactly.
+// Anything else is the invalid request page, and nothing changes.
+func (h *Handler) endSession(c *gin.Context, clientID, hint, redirect, state string) (rpLogout, bool) {
+	rp := rpLogout{client: clientID, state: state}
+	if hint != "" {
+		claims, err := h.IDTokens.ReadHint(hint)
+		if err != nil {
+			h.invalidRequest(c, "The id_token_hint is not an ID token of this server.")
+			return rp, false
+		}
+		if rp.client != "" && rp.client != claims.Audience {
+			h.invalidRequest(c, "The id_token_hint was issued to another app than client_id.")
+			return rp, false
+		}
+		rp.client = claims.Audience
+	}
+	if len(state) > maxNonce {
+		h.invalidRequest(c, "The state is longer than 512 characters.")
+		return rp, false
+	}
+	if redirect == "" {
+		return rp, true
+	}
+	id, ok := client.ParseID(rp.client)
+	if !ok {
+		h.invalidRequest(c, "A post_logout_redirect_uri needs client_id or id_token_hint.")
+		return rp, false
+	}
+	cl, err := h.Clients.Lookup(c.Request.Context(), id)
+	if err != nil && !errors.Is(err, client.ErrNotFound) {
+		h.unavailable(c)
+		return rp, false
+	}
+	if err != nil || !cl.HasPostLogoutRedirectURI(redirect) {
+		h.invalidRequest(c, "The post_logout_redirect_uri is not one registered for this app.")
+		return rp, false
+	}
+	rp.redirect = redirect
+	return rp, true
 }
 
 // logoutConfirmed ends the session: the confirmation form, with its CSRF token.
 func (h *Handler) logoutConfirmed(c *gin.Context) {
 	if !h.csrfValid(c) {
 		h.csrfFailed(c)
+		return
+	}
+	// The form carries what the GET validated; it is checked again.
+	rp, ok := h.endSession(c, c.PostForm("client_id"), "", c.PostForm("post_logout_redirect_uri"), c.PostForm("state"))
+	if !ok {
 		return
 	}
 	if id, err := h.cookie(c, sessionCookie); err == nil && id != "" {
@@ -689,13 +752,30 @@ func (h *Handler) logoutConfirmed(c *gin.Context) {
 			return
 		}
 	}
-	h.signedOut(c, c.PostForm("next"), c.PostForm("client_id"))
+	h.signedOut(c, c.PostForm("next"), c.PostForm("client_id"), rp)
 }
 
-// signedOut clears the session cookie and sends the browser to next when it
-// is a registered redirect URI of the client, else shows the signed-out page.
-func (h *Handler) signedOut(c *gin.Context, next, clientID string) {
+// signedOut clears the session cookie and sends the browser to the
+// RP-initiated logout's post_logout_redirect_uri (with its state), or to
+// next when it is a registered redirect URI of the client, else shows the
+// signed-out page.
+func (h *Handler) signedOut(c *gin.Context, next, clientID string, rp rpLogout) {
 	h.setCookie(c, sessionCookie, "", -1)
+	if rp.redirect != "" {
+		u, _ := url.Parse(rp.redirect)
+		if rp.state != "" {
+			q := u.Query()
+			q.Set("state", rp.state)
+			u.RawQuery = q.Encode()
+		}
+		status := http.StatusFound
+		if c.Request.Method == http.MethodPost {
+			status = http.StatusSeeOther
+		}
+		c.Header("Cache-Control", "no-store")
+		c.Redirect(status, u.String())
+		return
+	}
 	if id, ok := client.ParseID(clientID); ok && next != "" {
 		if cl, err := h.Clients.Lookup(c.Request.Context(), id); err == nil && cl.HasRedirectURI(next) {
 			status := http.StatusFound

@@ -131,21 +131,24 @@ func importCommand() *cobra.Command {
 }
 
 type clientJSON struct {
-	ClientID     int64     `json:"client_id"`
-	Name         string    `json:"name"`
-	Description  string    `json:"description"`
-	Kind         string    `json:"kind"`
-	Scopes       []string  `json:"scopes"`
-	RedirectURIs []string  `json:"redirect_uris"`
-	RequirePKCE  bool      `json:"require_pkce"`
-	IDTokenAlg   string    `json:"id_token_signed_response_alg"`
-	CreatedAt    time.Time `json:"created_at"`
-	UpdatedAt    time.Time `json:"updated_at"`
+	ClientID     int64    `json:"client_id"`
+	Name         string   `json:"name"`
+	Description  string   `json:"description"`
+	Kind         string   `json:"kind"`
+	Scopes       []string `json:"scopes"`
+	RedirectURIs []string `json:"redirect_uris"`
+	RequirePKCE  bool     `json:"require_pkce"`
+	IDTokenAlg   string   `json:"id_token_signed_response_alg"`
+	// PostLogoutRedirectURIs of RP-initiated logout.
+	PostLogoutRedirectURIs []string  `json:"post_logout_redirect_uris"`
+	CreatedAt              time.Time `json:"created_at"`
+	UpdatedAt              time.Time `json:"updated_at"`
 }
 
 func toJSON(c client.Client) clientJSON {
 	return clientJSON{ClientID: c.ID, Name: c.Name, Description: c.Description, Kind: string(c.Kind),
-		Scopes: append([]string{}, c.Scopes...), RedirectURIs: append([]string{}, c.RedirectURIs...), RequirePKCE: c.RequirePKCE, IDTokenAlg: c.IDTokenAlg, CreatedAt: c.CreatedAt.UTC(), UpdatedAt: c.UpdatedAt.UTC()}
+		Scopes: append([]string{}, c.Scopes...), RedirectURIs: append([]string{}, c.RedirectURIs...), RequirePKCE: c.RequirePKCE, IDTokenAlg: c.IDTokenAlg,
+		PostLogoutRedirectURIs: append([]string{}, c.PostLogoutRedirectURIs...), CreatedAt: c.CreatedAt.UTC(), UpdatedAt: c.UpdatedAt.UTC()}
 }
 
 type secretJSON struct {
@@ -200,6 +203,8 @@ func clientsCommand() *cobra.Command {
 		"let an obo app sign users in without PKCE (weaker: only for a confidential app that cannot send a code_challenge)")
 	idTokenAlg := create.Flags().String("id-token-alg", client.IDTokenAlgs[0],
 		"the algorithm of the app's OpenID Connect ID tokens: RS256 or ES256 (its id_token_signed_response_alg)")
+	postLogout := create.Flags().StringArray("post-logout-redirect-uri", nil,
+		"where the app may send the browser back after OpenID Connect RP-initiated logout (repeat for several)")
 	service.AddOutputFlag(create) // the id and secret print as JSON either way
 	create.RunE = func(cmd *cobra.Command, _ []string) error {
 		if *allowNoPKCE && client.Kind(*kind) != client.KindOBO {
@@ -207,7 +212,8 @@ func clientsCommand() *cobra.Command {
 		}
 		return withClients(cmd.Context(), func(s *client.Service) error {
 			c, secret, err := s.Create(cmd.Context(), client.NewClient{Name: *name, Description: *desc, Kind: client.Kind(*kind),
-				Scopes: strings.Fields(*scopes), RedirectURIs: *redirects, RequirePKCE: !*allowNoPKCE, IDTokenAlg: *idTokenAlg})
+				Scopes: strings.Fields(*scopes), RedirectURIs: *redirects, RequirePKCE: !*allowNoPKCE, IDTokenAlg: *idTokenAlg,
+				PostLogoutRedirectURIs: *postLogout})
 			if err != nil {
 				return err
 			}

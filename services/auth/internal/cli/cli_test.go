@@ -270,6 +270,28 @@ func TestClientsCreateRequiresPKCE(t *testing.T) {
 			t.Fatalf("%v", err)
 		}
 	})
+	t.Run("--post-logout-redirect-uri registers RP-initiated logout targets; a bad one or a service client's is refused", func(t *testing.T) {
+		var created struct {
+			ClientID int64 `json:"client_id"`
+		}
+		_ = json.Unmarshal([]byte(must(t, "clients", "create", "--name", "Wiki", "--kind", "obo", "--scopes", "openid", "--redirect-uri", "https://wiki.example/cb",
+			"--post-logout-redirect-uri", "https://wiki.example/bye", "-o", "json")), &created)
+		var got struct {
+			URIs []string `json:"post_logout_redirect_uris"`
+		}
+		if err := json.Unmarshal([]byte(must(t, "clients", "get", jsonNumber(created.ClientID), "-o", "json")), &got); err != nil ||
+			len(got.URIs) != 1 || got.URIs[0] != "https://wiki.example/bye" {
+			t.Fatalf("%+v %v", got, err)
+		}
+		if _, err := run(t, "clients", "create", "--name", "x", "--kind", "obo", "--scopes", "openid", "--redirect-uri", "https://x.example/cb",
+			"--post-logout-redirect-uri", "http://x.example/bye"); err == nil || !strings.Contains(err.Error(), "post-logout redirect URI") {
+			t.Fatalf("%v", err)
+		}
+		if _, err := run(t, "clients", "create", "--name", "x", "--kind", "service", "--scopes", "user:read",
+			"--post-logout-redirect-uri", "https://x.example/bye"); err == nil || !strings.Contains(err.Error(), "post-logout") {
+			t.Fatalf("%v", err)
+		}
+	})
 	t.Run("--allow-no-pkce on a service client is refused", func(t *testing.T) {
 		if _, err := run(t, "clients", "create", "--name", "x", "--kind", "service", "--scopes", "user:read", "--allow-no-pkce"); err == nil {
 			t.Fatal("accepted")

@@ -45,8 +45,16 @@ type Client struct {
 	// IDTokenAlg signs the client's OpenID Connect ID tokens: RS256 (the
 	// default) or ES256 (id_token_signed_response_alg).
 	IDTokenAlg string
-	CreatedAt  time.Time
-	UpdatedAt  time.Time
+	// PostLogoutRedirectURIs are where RP-initiated logout may send the
+	// browser back (exact match; obo clients).
+	PostLogoutRedirectURIs []string
+	CreatedAt              time.Time
+	UpdatedAt              time.Time
+}
+
+// HasPostLogoutRedirectURI reports whether uri is registered, byte for byte.
+func (c Client) HasPostLogoutRedirectURI(uri string) bool {
+	return slices.Contains(c.PostLogoutRedirectURIs, uri)
 }
 
 // ID token algorithms a client may be registered with; the first is the default.
@@ -193,12 +201,15 @@ type NewClient struct {
 	RequirePKCE bool
 	// IDTokenAlg: RS256 or ES256; "" is RS256.
 	IDTokenAlg string
+	// PostLogoutRedirectURIs of RP-initiated logout.
+	PostLogoutRedirectURIs []string
 }
 
 // Create registers a client and returns it with its secret (shown once, stored hashed).
 func (s *Service) Create(ctx context.Context, n NewClient) (Client, string, error) {
 	c := Client{Name: n.Name, Description: n.Description, Kind: n.Kind, Scopes: scope.Normalize(n.Scopes), RedirectURIs: n.RedirectURIs,
-		RequirePKCE: n.RequirePKCE && n.Kind == KindOBO, IDTokenAlg: n.IDTokenAlg}
+		RequirePKCE: n.RequirePKCE && n.Kind == KindOBO, IDTokenAlg: n.IDTokenAlg,
+		PostLogoutRedirectURIs: n.PostLogoutRedirectURIs}
 	if c.IDTokenAlg == "" {
 		c.IDTokenAlg = IDTokenAlgs[0]
 	}
@@ -387,6 +398,14 @@ func Validate(c Client) error {
 			p = append(p, fmt.Sprintf("redirect URI %q: %v", u, err))
 		}
 	}
+	if len(c.PostLogoutRedirectURIs) > 0 && c.Kind != KindOBO {
+		p = append(p, "a service client has no post-logout redirect URIs")
+	}
+	for _, u := range c.PostLogoutRedirectURIs {
+		if err := ValidateRedirectURI(u); err != nil {
+			p = append(p, fmt.Sprintf("post-logout redirect URI %q: %v", u, err))
+		}
+	}
 	if len(p) > 0 {
 		return &InvalidError{Problems: p}
 	}
@@ -467,7 +486,7 @@ func (s *Service) Import(ctx context.Context, in []fixture.Client) (ImportResult
 		}
 		seen[f.ID] = true
 		c := Client{ID: f.ID, Name: f.Name, Description: f.Description, Kind: Kind(f.Kind), RedirectURIs: f.RedirectURIs, Scopes: scope.Normalize(f.Scopes),
-			IDTokenAlg: IDTokenAlgs[0]}
+			IDTokenAlg: IDTokenAlgs[0], PostLogoutRedirectURIs: f.PostLogoutRedirectURIs}
 		if f.IDTokenAlg != nil {
 			c.IDTokenAlg = *f.IDTokenAlg
 		}
