@@ -3,6 +3,7 @@ module github.com/eventreg/eventreg/services/auth
 go 1.26.0
 
 require (
+	github.com/coreos/go-oidc/v3 v3.21.0
 	github.com/eventreg/eventreg/libs v0.0.0
 	github.com/gin-gonic/gin v1.12.0
 	github.com/go-jose/go-jose/v4 v4.1.9

@@ -27,6 +27,12 @@ type Grant struct {
 	// Family is the refresh-token family the redemption will create; a
 	// replayed code revokes it.
 	Family string
+	// OpenID Connect: the request's nonce (echoed in the ID token), when
+	// the user authenticated (Unix seconds, the ID token's auth_time) and
+	// the browser session's sid.
+	Nonce    string
+	AuthTime int64
+	SID      string
 }
 
 // Outcomes of Redeem.
@@ -55,7 +61,8 @@ func (s *Store) Create(ctx context.Context, g Grant) (string, error) {
 	k := key(code)
 	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		p.HSet(ctx, k, "client", g.ClientID, "redirect", g.RedirectURI, "user", g.UserID,
-			"scope", g.Scopes.String(), "challenge", g.Challenge, "family", g.Family, "used", "0")
+			"scope", g.Scopes.String(), "challenge", g.Challenge, "family", g.Family, "used", "0",
+			"nonce", g.Nonce, "auth_time", g.AuthTime, "sid", g.SID)
 		p.PExpire(ctx, k, s.ttl)
 		return nil
 	})
@@ -72,13 +79,13 @@ func (s *Store) Create(ctx context.Context, g Grant) (string, error) {
 var redeem = redis.NewScript(`
 local k = KEYS[1]
 if redis.call('EXISTS', k) == 0 then return {'invalid'} end
-local f = redis.call('HMGET', k, 'used', 'client', 'redirect', 'user', 'scope', 'challenge', 'family')
+local f = redis.call('HMGET', k, 'used', 'client', 'redirect', 'user', 'scope', 'challenge', 'family', 'nonce', 'auth_time', 'sid')
 if f[2] ~= ARGV[1] then return {'invalid'} end
 if f[1] == '1' then return {'replayed', f[7]} end
 if f[3] ~= ARGV[2] or f[6] ~= ARGV[4] then return {'invalid'} end
 redis.call('HSET', k, 'used', '1')
 redis.call('PEXPIRE', k, ARGV[3])
-return {'ok', f[4], f[5], f[6], f[7]}
+return {'ok', f[4], f[5], f[6], f[7], f[8] or '', f[9] or '0', f[10] or ''}
 `)
 
 // Redeem consumes code for clientID and redirectURI; challenge is the S256
@@ -93,7 +100,12 @@ func (s *Store) Redeem(ctx context.Context, code string, clientID int64, redirec
 	switch res[0] {
 	case "ok":
 		user, _ := strconv.ParseInt(res[1], 10, 64)
-		return Grant{ClientID: clientID, RedirectURI: redirectURI, UserID: user, Scopes: scope.Parse(res[2]), Challenge: res[3], Family: res[4]}, nil
+		g := Grant{ClientID: clientID, RedirectURI: redirectURI, UserID: user, Scopes: scope.Parse(res[2]), Challenge: res[3], Family: res[4]}
+		if len(res) == 8 { // a code stored by a release without OpenID Connect has none
+			g.Nonce, g.SID = res[5], res[7]
+			g.AuthTime, _ = strconv.ParseInt(res[6], 10, 64)
+		}
+		return g, nil
 	case "replayed":
 		return Grant{Family: res[1]}, ErrReplayed
 	default:

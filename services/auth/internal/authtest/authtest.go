@@ -47,6 +47,11 @@ const (
 	StaffID       = "503" // obo: pii:basic pii:email user:read registration:read
 	StaffSecret   = "a-third-long-random-demo-secret-of-32-chars"
 	RedirectURI   = "http://127.0.0.1:9999/callback"
+	PostLogoutURI = "http://127.0.0.1:9999/signed-out" // the wiki's post-logout redirect URI
+	WikiID        = "505"                              // obo, OpenID Connect (RS256): openid profile email phone address
+	WikiSecret    = "a-fifth-long-random-demo-secret-of-32-chars"
+	ForumID       = "506" // obo, OpenID Connect (ES256 ID tokens): openid profile email
+	ForumSecret   = "a-sixth-long-random-demo-secret-of-32-chars"
 )
 
 // Clients is the clients section the tests import.
@@ -66,6 +71,12 @@ func Clients() []fixture.Client {
 			RequirePKCE: &noPKCE},
 		{ID: 504, Name: "Registration Reader", Description: "Reads registrations only", Kind: "service", Secret: s(ReaderSecret),
 			Scopes: []string{"registration:read"}, WebhookPrivateTargets: &private},
+		// OpenID Connect relying parties, sending PKCE as their libraries do.
+		{ID: 505, Name: "Convention Wiki", Description: "Signs you in to the wiki", Kind: "obo", Secret: s(WikiSecret),
+			RedirectURIs: []string{RedirectURI}, Scopes: []string{"openid", "profile", "email", "phone", "address"},
+			PostLogoutRedirectURIs: []string{PostLogoutURI}},
+		{ID: 506, Name: "Convention Forum", Description: "Signs you in to the forum", Kind: "obo", Secret: s(ForumSecret),
+			RedirectURIs: []string{RedirectURI}, Scopes: []string{"openid", "profile", "email"}, IDTokenAlg: s("ES256")},
 	}
 }
 

@@ -21,6 +21,7 @@ import (
 	"github.com/eventreg/eventreg/services/auth/internal/authmetrics"
 	"github.com/eventreg/eventreg/services/auth/internal/client"
 	"github.com/eventreg/eventreg/services/auth/internal/consent"
+	"github.com/eventreg/eventreg/services/auth/internal/idtoken"
 	"github.com/eventreg/eventreg/services/auth/internal/pkce"
 	"github.com/eventreg/eventreg/services/auth/internal/ratelimit"
 	"github.com/eventreg/eventreg/services/auth/internal/refreshtoken"
@@ -59,6 +60,8 @@ type Deps struct {
 	Refresh  *refreshtoken.Store
 	// Hints reads the access_token an app sends to the logout.
 	Hints TokenHints
+	// IDTokens reads the id_token_hint of an authentication request.
+	IDTokens *idtoken.Issuer
 	// Sign-in attempts are counted before the password is checked, against
 	// the identifier as typed (accountKey). Over
 	// AccountAddressFailures (per account and client address) or
@@ -129,7 +132,18 @@ type request struct {
 	// withheld are the sensitive scopes asked for whose permission the user
 	// lacks: left out of the grant (mayGrant), named on the consent page.
 	withheld []string
+	// nonce is an OpenID Connect request's, echoed in the ID token.
+	nonce string
+	// OpenID Connect Core §3.1.2.1: prompt values, max_age (-1: none),
+	// the user an id_token_hint names, and a login_hint for the login form.
+	prompt    map[string]bool
+	maxAge    int64
+	hintSub   string
+	loginHint string
 }
+
+// maxNonce bounds the nonce an app may send (it is stored with the code).
+const maxNonce = 512
 
 // parse validates an authorization request. It renders the error page (no
 // redirect) while the client or redirect URI is not trusted, and redirects
@@ -186,6 +200,16 @@ func (h *Handler) parse(c *gin.Context) (request, bool) {
 		h.redirectError(c, r, "unsupported_response_type", "only response_type=code is supported")
 		return r, false
 	}
+	// OpenID Connect Core §6: request objects are not supported; §3.1.2.1:
+	// only the code flow's default response mode.
+	if q.Has("request") || q.Has("request_uri") {
+		h.redirectError(c, r, "request_not_supported", "request objects (request, request_uri) are not supported")
+		return r, false
+	}
+	if mode, ok := one("response_mode"); !ok || (mode != "" && mode != "query") {
+		h.redirectError(c, r, "invalid_request", "only response_mode=query is supported")
+		return r, false
+	}
 	r.scopes = scope.Parse(q["scope"]...)
 	if len(r.scopes) == 0 {
 		h.redirectError(c, r, "invalid_scope", "scope is required")
@@ -206,7 +230,94 @@ func (h *Handler) parse(c *gin.Context) (request, bool) {
 		return r, false
 	}
 	r.challenge = challenge
-	return r, true
+	nonce, ok := one("nonce")
+	if !ok || len(nonce) > maxNonce {
+		h.redirectError(c, r, "invalid_request", "nonce is repeated or longer than 512 characters")
+		return r, false
+	}
+	r.nonce = nonce
+	return r, h.parseOpenID(c, one, &r)
+}
+
+// Prompt values (Core §3.1.2.1). select_account is accepted and needs
+// nothing: a browser has one session.
+var promptValues = map[string]bool{"none": true, "login": true, "consent": true, "select_account": true}
+
+// parseOpenID reads the OpenID Connect authentication parameters into r;
+// ui_locales, claims_locales, display and acr_values are ignored. It
+// answers (and returns false) when one is malformed.
+func (h *Handler) parseOpenID(c *gin.Context, one func(string) (string, bool), r *request) bool {
+	raw, ok := one("prompt")
+	r.prompt = map[string]bool{}
+	for _, v := range strings.Fields(raw) {
+		ok = ok && promptValues[v]
+		r.prompt[v] = true
+	}
+	if !ok || (r.prompt["none"] && len(r.prompt) > 1) {
+		h.redirectError(c, *r, "invalid_request", "prompt is repeated, unknown, or none with another value")
+		return false
+	}
+	r.maxAge = -1
+	if raw, ok = one("max_age"); !ok {
+		h.redirectError(c, *r, "invalid_request", "max_age is repeated")
+		return false
+	}
+	if raw != "" {
+		n, err := strconv.ParseInt(raw, 10, 64)
+		if err != nil || n < 0 || n > maxMaxAge {
+			h.redirectError(c, *r, "invalid_request", "max_age must be a number of seconds")
+			return false
+		}
+		r.maxAge = n
+	}
+	if raw, ok = one("id_token_hint"); !ok {
+		h.redirectError(c, *r, "invalid_request", "id_token_hint is repeated")
+		return false
+	}
+	if raw != "" {
+		hint, err := h.IDTokens.ReadHint(raw)
+		if err != nil {
+			h.redirectError(c, *r, "invalid_request", "id_token_hint is not an ID token of this server")
+			return false
+		}
+		r.hintSub = hint.Subject
+	}
+	if r.loginHint, ok = one("login_hint"); !ok || len(r.loginHint) > 320 {
+		h.redirectError(c, *r, "invalid_request", "login_hint is repeated or too long")
+		return false
+	}
+	return true
+}
+
+// maxMaxAge bounds max_age (ten years); more means nothing more.
+const maxMaxAge = 10 * 365 * 24 * 3600
+
+// mustSignIn reports whether sess cannot answer r without the user signing
+// in (again): prompt=login, a session older than max_age, or another user
+// than the id_token_hint names.
+func (h *Handler) mustSignIn(sess *session.Session, r request) bool {
+	return r.prompt["login"] || (r.maxAge >= 0 && time.Since(sess.CreatedAt) > time.Duration(r.maxAge)*time.Second) ||
+		(r.hintSub != "" && r.hintSub != strconv.FormatInt(sess.UserID, 10))
+}
+
+// afterSignIn is the authorization request to come back to after signing
+// in: without prompt=login, max_age and id_token_hint, which the sign-in
+// just satisfied (kept, they would ask again for ever).
+func afterSignIn(u *url.URL) string {
+	q := u.Query()
+	var keep []string
+	for _, v := range strings.Fields(q.Get("prompt")) {
+		if v != "login" {
+			keep = append(keep, v)
+		}
+	}
+	q.Del("prompt")
+	if len(keep) > 0 {
+		q.Set("prompt", strings.Join(keep, " "))
+	}
+	q.Del("max_age")
+	q.Del("id_token_hint")
+	return u.Path + "?" + q.Encode()
 }
 
 // redirectTo sends the browser back to the app with params (302 after a GET,
@@ -262,8 +373,12 @@ func (h *Handler) authorize(c *gin.Context) {
 		h.unavailable(c)
 		return
 	}
-	if sess == nil {
-		h.renderLogin(c, http.StatusOK, c.Request.URL.RequestURI(), r.client.Name, "", "")
+	if sess == nil || h.mustSignIn(sess, r) {
+		if r.prompt["none"] {
+			h.redirectError(c, r, "login_required", "the user must sign in")
+			return
+		}
+		h.renderLogin(c, http.StatusOK, afterSignIn(c.Request.URL), r.client.Name, r.loginHint, "")
 		return
 	}
 	r, ok = h.mayGrant(c, sess, r)
@@ -276,8 +391,12 @@ func (h *Handler) authorize(c *gin.Context) {
 		h.unavailable(c)
 		return
 	}
-	if err == nil && consent.Covers(prior, r.scopes, r.client.Scopes) {
+	if err == nil && consent.Covers(prior, r.scopes, r.client.Scopes) && !r.prompt["consent"] {
 		h.issueCode(c, sess, r)
+		return
+	}
+	if r.prompt["none"] {
+		h.redirectError(c, r, "consent_required", "the user must authorize the app")
 		return
 	}
 	h.renderConsent(c, r)
@@ -404,7 +523,7 @@ func (h *Handler) issueCode(c *gin.Context, sess *session.Session, r request) {
 		return
 	}
 	code, err := h.Codes.Create(c.Request.Context(), authcode.Grant{ClientID: r.client.ID, RedirectURI: r.redirect, UserID: sess.UserID,
-		Scopes: r.scopes, Challenge: r.challenge, Family: family})
+		Scopes: r.scopes, Challenge: r.challenge, Family: family, Nonce: r.nonce, AuthTime: sess.CreatedAt.Unix(), SID: sess.SID()})
 	if err != nil {
 		h.log.WarnContext(c.Request.Context(), "storing code failed", "error", err.Error())
 		h.unavailable(c)
@@ -580,6 +699,13 @@ func (h *Handler) logout(c *gin.Context) {
 	if !ok {
 		return
 	}
+	rp, ok := h.endSession(c, clientID, c.Query("id_token_hint"), c.Query("post_logout_redirect_uri"), c.Query("state"))
+	if !ok {
+		return
+	}
+	if rp.client != "" {
+		clientID = rp.client
+	}
 	sess, err := h.currentSession(c)
 	if err != nil {
 		h.log.WarnContext(c.Request.Context(), "reading session failed", "error", err.Error())
@@ -587,16 +713,72 @@ func (h *Handler) logout(c *gin.Context) {
 		return
 	}
 	if sess == nil {
-		h.signedOut(c, next, clientID)
+		h.signedOut(c, next, clientID, rp)
 		return
 	}
-	h.render(c, http.StatusOK, h.pages.logout, map[string]any{"Title": "Sign out", "CSRF": h.csrfToken(c), "Next": next, "ClientID": clientID})
+	h.render(c, http.StatusOK, h.pages.logout, map[string]any{"Title": "Sign out", "CSRF": h.csrfToken(c), "Next": next, "ClientID": clientID,
+		"PostLogout": rp.redirect, "State": rp.state})
+}
+
+// rpLogout is an OpenID Connect RP-initiated logout request (RP-Initiated
+// Logout 1.0 §2): where to send the browser when signed out, with state.
+type rpLogout struct {
+	client, redirect, state string
+}
+
+// endSession validates the RP-initiated logout parameters: an
+// id_token_hint must be an ID token of this server (expired or not) and
+// names the client when client_id does not (they must agree); a
+// post_logout_redirect_uri must be registered for that client, exactly.
+// Anything else is the invalid request page, and nothing changes.
+func (h *Handler) endSession(c *gin.Context, clientID, hint, redirect, state string) (rpLogout, bool) {
+	rp := rpLogout{client: clientID, state: state}
+	if hint != "" {
+		claims, err := h.IDTokens.ReadHint(hint)
+		if err != nil {
+			h.invalidRequest(c, "The id_token_hint is not an ID token of this server.")
+			return rp, false
+		}
+		if rp.client != "" && rp.client != claims.Audience {
+			h.invalidRequest(c, "The id_token_hint was issued to another app than client_id.")
+			return rp, false
+		}
+		rp.client = claims.Audience
+	}
+	if len(state) > maxNonce {
+		h.invalidRequest(c, "The state is longer than 512 characters.")
+		return rp, false
+	}
+	if redirect == "" {
+		return rp, true
+	}
+	id, ok := client.ParseID(rp.client)
+	if !ok {
+		h.invalidRequest(c, "A post_logout_redirect_uri needs client_id or id_token_hint.")
+		return rp, false
+	}
+	cl, err := h.Clients.Lookup(c.Request.Context(), id)
+	if err != nil && !errors.Is(err, client.ErrNotFound) {
+		h.unavailable(c)
+		return rp, false
+	}
+	if err != nil || !cl.HasPostLogoutRedirectURI(redirect) {
+		h.invalidRequest(c, "The post_logout_redirect_uri is not one registered for this app.")
+		return rp, false
+	}
+	rp.redirect = redirect
+	return rp, true
 }
 
 // logoutConfirmed ends the session: the confirmation form, with its CSRF token.
 func (h *Handler) logoutConfirmed(c *gin.Context) {
 	if !h.csrfValid(c) {
 		h.csrfFailed(c)
+		return
+	}
+	// The form carries what the GET validated; it is checked again.
+	rp, ok := h.endSession(c, c.PostForm("client_id"), "", c.PostForm("post_logout_redirect_uri"), c.PostForm("state"))
+	if !ok {
 		return
 	}
 	if id, err := h.cookie(c, sessionCookie); err == nil && id != "" {
@@ -606,13 +788,30 @@ func (h *Handler) logoutConfirmed(c *gin.Context) {
 			return
 		}
 	}
-	h.signedOut(c, c.PostForm("next"), c.PostForm("client_id"))
+	h.signedOut(c, c.PostForm("next"), c.PostForm("client_id"), rp)
 }
 
-// signedOut clears the session cookie and sends the browser to next when it
-// is a registered redirect URI of the client, else shows the signed-out page.
-func (h *Handler) signedOut(c *gin.Context, next, clientID string) {
+// signedOut clears the session cookie and sends the browser to the
+// RP-initiated logout's post_logout_redirect_uri (with its state), or to
+// next when it is a registered redirect URI of the client, else shows the
+// signed-out page.
+func (h *Handler) signedOut(c *gin.Context, next, clientID string, rp rpLogout) {
 	h.setCookie(c, sessionCookie, "", -1)
+	if rp.redirect != "" {
+		u, _ := url.Parse(rp.redirect)
+		if rp.state != "" {
+			q := u.Query()
+			q.Set("state", rp.state)
+			u.RawQuery = q.Encode()
+		}
+		status := http.StatusFound
+		if c.Request.Method == http.MethodPost {
+			status = http.StatusSeeOther
+		}
+		c.Header("Cache-Control", "no-store")
+		c.Redirect(status, u.String())
+		return
+	}
 	if id, ok := client.ParseID(clientID); ok && next != "" {
 		if cl, err := h.Clients.Lookup(c.Request.Context(), id); err == nil && cl.HasRedirectURI(next) {
 			status := http.StatusFound

@@ -131,20 +131,24 @@ func importCommand() *cobra.Command {
 }
 
 type clientJSON struct {
-	ClientID     int64     `json:"client_id"`
-	Name         string    `json:"name"`
-	Description  string    `json:"description"`
-	Kind         string    `json:"kind"`
-	Scopes       []string  `json:"scopes"`
-	RedirectURIs []string  `json:"redirect_uris"`
-	RequirePKCE  bool      `json:"require_pkce"`
-	CreatedAt    time.Time `json:"created_at"`
-	UpdatedAt    time.Time `json:"updated_at"`
+	ClientID     int64    `json:"client_id"`
+	Name         string   `json:"name"`
+	Description  string   `json:"description"`
+	Kind         string   `json:"kind"`
+	Scopes       []string `json:"scopes"`
+	RedirectURIs []string `json:"redirect_uris"`
+	RequirePKCE  bool     `json:"require_pkce"`
+	IDTokenAlg   string   `json:"id_token_signed_response_alg"`
+	// PostLogoutRedirectURIs of RP-initiated logout.
+	PostLogoutRedirectURIs []string  `json:"post_logout_redirect_uris"`
+	CreatedAt              time.Time `json:"created_at"`
+	UpdatedAt              time.Time `json:"updated_at"`
 }
 
 func toJSON(c client.Client) clientJSON {
 	return clientJSON{ClientID: c.ID, Name: c.Name, Description: c.Description, Kind: string(c.Kind),
-		Scopes: append([]string{}, c.Scopes...), RedirectURIs: append([]string{}, c.RedirectURIs...), RequirePKCE: c.RequirePKCE, CreatedAt: c.CreatedAt.UTC(), UpdatedAt: c.UpdatedAt.UTC()}
+		Scopes: append([]string{}, c.Scopes...), RedirectURIs: append([]string{}, c.RedirectURIs...), RequirePKCE: c.RequirePKCE, IDTokenAlg: c.IDTokenAlg,
+		PostLogoutRedirectURIs: append([]string{}, c.PostLogoutRedirectURIs...), CreatedAt: c.CreatedAt.UTC(), UpdatedAt: c.UpdatedAt.UTC()}
 }
 
 type secretJSON struct {
@@ -197,6 +201,10 @@ func clientsCommand() *cobra.Command {
 	redirects := create.Flags().StringArray("redirect-uri", nil, "a redirect URI of an obo app (repeat for several)")
 	allowNoPKCE := create.Flags().Bool("allow-no-pkce", false,
 		"let an obo app sign users in without PKCE (weaker: only for a confidential app that cannot send a code_challenge)")
+	idTokenAlg := create.Flags().String("id-token-alg", client.IDTokenAlgs[0],
+		"the algorithm of the app's OpenID Connect ID tokens: RS256 or ES256 (its id_token_signed_response_alg)")
+	postLogout := create.Flags().StringArray("post-logout-redirect-uri", nil,
+		"where the app may send the browser back after OpenID Connect RP-initiated logout (repeat for several)")
 	service.AddOutputFlag(create) // the id and secret print as JSON either way
 	create.RunE = func(cmd *cobra.Command, _ []string) error {
 		if *allowNoPKCE && client.Kind(*kind) != client.KindOBO {
@@ -204,7 +212,8 @@ func clientsCommand() *cobra.Command {
 		}
 		return withClients(cmd.Context(), func(s *client.Service) error {
 			c, secret, err := s.Create(cmd.Context(), client.NewClient{Name: *name, Description: *desc, Kind: client.Kind(*kind),
-				Scopes: strings.Fields(*scopes), RedirectURIs: *redirects, RequirePKCE: !*allowNoPKCE})
+				Scopes: strings.Fields(*scopes), RedirectURIs: *redirects, RequirePKCE: !*allowNoPKCE, IDTokenAlg: *idTokenAlg,
+				PostLogoutRedirectURIs: *postLogout})
 			if err != nil {
 				return err
 			}
@@ -277,8 +286,8 @@ func clientsCommand() *cobra.Command {
 }
 
 func printClient(w io.Writer, c client.Client) {
-	fmt.Fprintf(w, "id:            %d\nname:          %s\ndescription:   %s\nkind:          %s\nscopes:        %s\nredirect URIs: %s\nrequire PKCE:  %v\ncreated:       %s\nupdated:       %s\n",
-		c.ID, c.Name, c.Description, c.Kind, c.Scopes.String(), strings.Join(c.RedirectURIs, " "), c.RequirePKCE,
+	fmt.Fprintf(w, "id:            %d\nname:          %s\ndescription:   %s\nkind:          %s\nscopes:        %s\nredirect URIs: %s\nrequire PKCE:  %v\nID token alg:  %s\ncreated:       %s\nupdated:       %s\n",
+		c.ID, c.Name, c.Description, c.Kind, c.Scopes.String(), strings.Join(c.RedirectURIs, " "), c.RequirePKCE, c.IDTokenAlg,
 		c.CreatedAt.UTC().Format(time.RFC3339), c.UpdatedAt.UTC().Format(time.RFC3339))
 }
 
@@ -302,7 +311,7 @@ func withManager(pool *pgxpool.Pool, cfg keysConfig, fn func(*signing.Manager, *
 }
 
 func keysCommand() *cobra.Command {
-	cmd := &cobra.Command{Use: "keys", Short: "Show, rotate and revoke the access-token signing keys"}
+	cmd := &cobra.Command{Use: "keys", Short: "Show, rotate and revoke the signing keys (ES256 and RS256)"}
 	list := &cobra.Command{Use: "list", Short: "List signing keys and their states", Args: cobra.NoArgs}
 	listOut := service.AddOutputFlag(list)
 	list.RunE = func(cmd *cobra.Command, _ []string) error {
@@ -333,9 +342,10 @@ func keysCommand() *cobra.Command {
 	}
 	rotate := &cobra.Command{Use: "rotate", Short: "Make a new signing key: published at once, signing after KEY_ACTIVATION_DELAY", Args: cobra.NoArgs}
 	rotateOut := service.AddOutputFlag(rotate)
+	alg := rotate.Flags().String("alg", signing.AlgES256, "the algorithm of the new key: ES256 (access tokens, webhooks, ID tokens of ES256 clients) or RS256 (ID tokens)")
 	rotate.RunE = func(cmd *cobra.Command, _ []string) error {
 		return withKeys(cmd.Context(), func(m *signing.Manager, _ *keydb.Store, _ keysConfig) error {
-			k, err := m.Rotate(cmd.Context())
+			k, err := m.RotateAlg(cmd.Context(), *alg)
 			if err != nil {
 				return err
 			}

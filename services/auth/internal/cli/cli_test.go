@@ -153,6 +153,29 @@ func TestImport(t *testing.T) {
 			t.Fatal("part of a rejected file was stored")
 		}
 	})
+	t.Run("idTokenSignedResponseAlg: as the file says, RS256 when absent for a new client, kept when absent on re-import", func(t *testing.T) {
+		alg := func(id string) string {
+			var c struct {
+				Alg string `json:"id_token_signed_response_alg"`
+			}
+			_ = json.Unmarshal([]byte(must(t, "clients", "get", id, "-o", "json")), &c)
+			return c.Alg
+		}
+		must(t, "import", write(`{"clients":[
+		  {"id": 606, "name": "F", "kind": "obo", "redirectUris": ["https://f.example/cb"], "scopes": ["openid"], "idTokenSignedResponseAlg": "ES256"},
+		  {"id": 607, "name": "G", "kind": "obo", "redirectUris": ["https://g.example/cb"], "scopes": ["openid"]}]}`))
+		if alg("606") != "ES256" || alg("607") != "RS256" {
+			t.Fatalf("606 %s, 607 %s", alg("606"), alg("607"))
+		}
+		must(t, "import", write(`{"clients":[{"id": 606, "name": "F", "kind": "obo", "redirectUris": ["https://f.example/cb"], "scopes": ["openid"]}]}`))
+		if alg("606") != "ES256" {
+			t.Fatalf("re-import without the field changed it to %s", alg("606"))
+		}
+		_, err := run(t, "import", write(`{"clients":[{"id": 606, "name": "F", "kind": "obo", "redirectUris": ["https://f.example/cb"], "scopes": ["openid"], "idTokenSignedResponseAlg": "none"}]}`))
+		if err == nil || !strings.Contains(err.Error(), "ID token algorithm") || alg("606") != "ES256" {
+			t.Fatalf("%v; stored %s", err, alg("606"))
+		}
+	})
 	t.Run("unknown fields are an error", func(t *testing.T) {
 		if _, err := run(t, "import", write(`{"clients":[{"id": 605, "name": "E", "kind": "service", "scopes": ["user:read"], "colour": "red"}]}`)); err == nil {
 			t.Fatal("accepted")
@@ -173,6 +196,18 @@ func TestKeysCommands(t *testing.T) {
 	if out := must(t, "keys", "list"); !strings.Contains(out, k.Kid) || !strings.Contains(out, "pending") {
 		t.Fatalf("%s", out)
 	}
+	t.Run("--alg RS256 makes an RS256 key; another algorithm is refused", func(t *testing.T) {
+		var rk struct{ Kid, Alg string }
+		if err := json.Unmarshal([]byte(must(t, "keys", "rotate", "--alg", "RS256", "-o", "json")), &rk); err != nil || rk.Alg != "RS256" || rk.Kid == "" {
+			t.Fatalf("%+v %v", rk, err)
+		}
+		if _, err := run(t, "keys", "rotate", "--alg", "HS256"); err == nil || !strings.Contains(err.Error(), "unsupported signing algorithm") {
+			t.Fatalf("%v", err)
+		}
+		if out := must(t, "keys", "list"); !strings.Contains(out, rk.Kid) || !strings.Contains(out, "RS256") {
+			t.Fatalf("%s", out)
+		}
+	})
 	t.Run("a wrong KEY_ENCRYPTION_KEY is named", func(t *testing.T) {
 		old := secrets["KEY_ENCRYPTION_KEY"]
 		secrets["KEY_ENCRYPTION_KEY"] = "not base64!"
@@ -211,6 +246,50 @@ func TestClientsCreateRequiresPKCE(t *testing.T) {
 	t.Run("--allow-no-pkce registers one that may omit it", func(t *testing.T) {
 		if create(t, "--allow-no-pkce") {
 			t.Fatal("--allow-no-pkce ignored")
+		}
+	})
+	t.Run("--id-token-alg ES256 registers ES256 ID tokens; RS256 by default; anything else is refused", func(t *testing.T) {
+		for flag, want := range map[string]string{"": "RS256", "ES256": "ES256"} {
+			args := []string{"clients", "create", "--name", "Wiki", "--kind", "obo", "--scopes", "openid profile", "--redirect-uri", "https://wiki.example/cb", "-o", "json"}
+			if flag != "" {
+				args = append(args, "--id-token-alg", flag)
+			}
+			var created struct {
+				ClientID int64 `json:"client_id"`
+			}
+			_ = json.Unmarshal([]byte(must(t, args...)), &created)
+			var got struct {
+				Alg string `json:"id_token_signed_response_alg"`
+			}
+			if err := json.Unmarshal([]byte(must(t, "clients", "get", jsonNumber(created.ClientID), "-o", "json")), &got); err != nil || got.Alg != want {
+				t.Fatalf("--id-token-alg %q: %q %v", flag, got.Alg, err)
+			}
+		}
+		if _, err := run(t, "clients", "create", "--name", "x", "--kind", "obo", "--scopes", "openid", "--redirect-uri", "https://x.example/cb", "--id-token-alg", "HS256"); err == nil ||
+			!strings.Contains(err.Error(), "ID token algorithm") {
+			t.Fatalf("%v", err)
+		}
+	})
+	t.Run("--post-logout-redirect-uri registers RP-initiated logout targets; a bad one or a service client's is refused", func(t *testing.T) {
+		var created struct {
+			ClientID int64 `json:"client_id"`
+		}
+		_ = json.Unmarshal([]byte(must(t, "clients", "create", "--name", "Wiki", "--kind", "obo", "--scopes", "openid", "--redirect-uri", "https://wiki.example/cb",
+			"--post-logout-redirect-uri", "https://wiki.example/bye", "-o", "json")), &created)
+		var got struct {
+			URIs []string `json:"post_logout_redirect_uris"`
+		}
+		if err := json.Unmarshal([]byte(must(t, "clients", "get", jsonNumber(created.ClientID), "-o", "json")), &got); err != nil ||
+			len(got.URIs) != 1 || got.URIs[0] != "https://wiki.example/bye" {
+			t.Fatalf("%+v %v", got, err)
+		}
+		if _, err := run(t, "clients", "create", "--name", "x", "--kind", "obo", "--scopes", "openid", "--redirect-uri", "https://x.example/cb",
+			"--post-logout-redirect-uri", "http://x.example/bye"); err == nil || !strings.Contains(err.Error(), "post-logout redirect URI") {
+			t.Fatalf("%v", err)
+		}
+		if _, err := run(t, "clients", "create", "--name", "x", "--kind", "service", "--scopes", "user:read",
+			"--post-logout-redirect-uri", "https://x.example/bye"); err == nil || !strings.Contains(err.Error(), "post-logout") {
+			t.Fatalf("%v", err)
 		}
 	})
 	t.Run("--allow-no-pkce on a service client is refused", func(t *testing.T) {

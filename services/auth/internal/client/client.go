@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -41,9 +42,23 @@ type Client struct {
 	// RequirePKCE refuses authorization requests without a code_challenge
 	// (obo clients; new ones require it unless registered otherwise).
 	RequirePKCE bool
-	CreatedAt   time.Time
-	UpdatedAt   time.Time
+	// IDTokenAlg signs the client's OpenID Connect ID tokens: RS256 (the
+	// default) or ES256 (id_token_signed_response_alg).
+	IDTokenAlg string
+	// PostLogoutRedirectURIs are where RP-initiated logout may send the
+	// browser back (exact match; obo clients).
+	PostLogoutRedirectURIs []string
+	CreatedAt              time.Time
+	UpdatedAt              time.Time
 }
+
+// HasPostLogoutRedirectURI reports whether uri is registered, byte for byte.
+func (c Client) HasPostLogoutRedirectURI(uri string) bool {
+	return slices.Contains(c.PostLogoutRedirectURIs, uri)
+}
+
+// ID token algorithms a client may be registered with; the first is the default.
+var IDTokenAlgs = []string{"RS256", "ES256"}
 
 // HasRedirectURI reports whether uri is registered: compared byte for byte,
 // except that for a native app (Native) a registered http://127.0.0.1 or
@@ -184,12 +199,20 @@ type NewClient struct {
 	RedirectURIs []string
 	// RequirePKCE: an obo client must send PKCE (the default to choose).
 	RequirePKCE bool
+	// IDTokenAlg: RS256 or ES256; "" is RS256.
+	IDTokenAlg string
+	// PostLogoutRedirectURIs of RP-initiated logout.
+	PostLogoutRedirectURIs []string
 }
 
 // Create registers a client and returns it with its secret (shown once, stored hashed).
 func (s *Service) Create(ctx context.Context, n NewClient) (Client, string, error) {
 	c := Client{Name: n.Name, Description: n.Description, Kind: n.Kind, Scopes: scope.Normalize(n.Scopes), RedirectURIs: n.RedirectURIs,
-		RequirePKCE: n.RequirePKCE && n.Kind == KindOBO}
+		RequirePKCE: n.RequirePKCE && n.Kind == KindOBO, IDTokenAlg: n.IDTokenAlg,
+		PostLogoutRedirectURIs: n.PostLogoutRedirectURIs}
+	if c.IDTokenAlg == "" {
+		c.IDTokenAlg = IDTokenAlgs[0]
+	}
 	if err := Validate(c); err != nil {
 		return Client{}, "", err
 	}
@@ -364,12 +387,23 @@ func Validate(c Client) error {
 	if len(c.Scopes) == 0 {
 		p = append(p, "at least one scope is required")
 	}
+	if c.IDTokenAlg != "" && !slices.Contains(IDTokenAlgs, c.IDTokenAlg) {
+		p = append(p, "the ID token algorithm must be one of "+strings.Join(IDTokenAlgs, ", "))
+	}
 	if unknown := c.Scopes.Unknown(); len(unknown) > 0 {
 		p = append(p, "unknown scopes: "+strings.Join(unknown, ", "))
 	}
 	for _, u := range c.RedirectURIs {
 		if err := ValidateRedirectURI(u); err != nil {
 			p = append(p, fmt.Sprintf("redirect URI %q: %v", u, err))
+		}
+	}
+	if len(c.PostLogoutRedirectURIs) > 0 && c.Kind != KindOBO {
+		p = append(p, "a service client has no post-logout redirect URIs")
+	}
+	for _, u := range c.PostLogoutRedirectURIs {
+		if err := ValidateRedirectURI(u); err != nil {
+			p = append(p, fmt.Sprintf("post-logout redirect URI %q: %v", u, err))
 		}
 	}
 	if len(p) > 0 {
@@ -451,7 +485,11 @@ func (s *Service) Import(ctx context.Context, in []fixture.Client) (ImportResult
 			problems.Addf("%s: id appears twice", where)
 		}
 		seen[f.ID] = true
-		c := Client{ID: f.ID, Name: f.Name, Description: f.Description, Kind: Kind(f.Kind), RedirectURIs: f.RedirectURIs, Scopes: scope.Normalize(f.Scopes)}
+		c := Client{ID: f.ID, Name: f.Name, Description: f.Description, Kind: Kind(f.Kind), RedirectURIs: f.RedirectURIs, Scopes: scope.Normalize(f.Scopes),
+			IDTokenAlg: IDTokenAlgs[0], PostLogoutRedirectURIs: f.PostLogoutRedirectURIs}
+		if f.IDTokenAlg != nil {
+			c.IDTokenAlg = *f.IDTokenAlg
+		}
 		if f.RequirePKCE != nil && *f.RequirePKCE && c.Kind != KindOBO {
 			problems.Addf("%s: requirePkce applies to obo clients only", where)
 		}
@@ -517,6 +555,14 @@ func (s *Service) Import(ctx context.Context, in []fixture.Client) (ImportResult
 			cs[i].RequirePKCE = stored.RequirePKCE
 		default:
 			cs[i].RequirePKCE = cs[i].Kind == KindOBO
+		}
+		// idTokenSignedResponseAlg: as the file says; absent, kept as stored.
+		if in[i].IDTokenAlg == nil && existing[cs[i].ID] {
+			stored, err := s.store.Get(ctx, cs[i].ID)
+			if err != nil {
+				return ImportResult{}, fmt.Errorf("reading client %d: %w", cs[i].ID, err)
+			}
+			cs[i].IDTokenAlg = stored.IDTokenAlg
 		}
 		cs[i].RequirePKCE = cs[i].RequirePKCE && cs[i].Kind == KindOBO
 		if cs[i].SecretHash == nil && !existing[cs[i].ID] {

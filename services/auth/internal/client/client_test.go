@@ -50,6 +50,8 @@ func TestValidate(t *testing.T) {
 		"no scopes":              {Name: "x", Kind: KindService},
 		"unknown scope":          {Name: "x", Kind: KindService, Scopes: scope.Parse("user:write")},
 		"unknown kind":           {Name: "x", Kind: "robot", Scopes: scope.Parse("user:read")},
+		"ID tokens signed HS256": {Name: "x", Kind: KindOBO, Scopes: scope.Parse("openid"), RedirectURIs: []string{"https://a.example/cb"}, IDTokenAlg: "HS256"},
+		"ID tokens unsigned":     {Name: "x", Kind: KindOBO, Scopes: scope.Parse("openid"), RedirectURIs: []string{"https://a.example/cb"}, IDTokenAlg: "none"},
 	} {
 		if Validate(c) == nil {
 			t.Errorf("%s accepted", name)

@@ -72,15 +72,13 @@ func (s *Service) authorizationCode(ctx context.Context, cl client.Client, r Req
 	if err != nil {
 		return Issued{}, err
 	}
-	refresh, err := s.Refresh.Create(ctx, refreshtoken.Family{ID: g.Family, ClientID: cl.ID, UserID: g.UserID, Granted: granted, Last: scopes, JTI: tok.Claims.ID})
-	if errors.Is(err, refreshtoken.ErrRevoked) {
-		// A replay of the code arrived while this, the first redemption, ran:
-		// it wins the response, and what it issued is already revoked (the
-		// family's sid is on the denylist), as RFC 6749 §4.1.2 asks.
-		return s.issued(tok, refresh), nil
-	}
-	if err != nil {
+	refresh, err := s.Refresh.Create(ctx, refreshtoken.Family{ID: g.Family, ClientID: cl.ID, UserID: g.UserID, Granted: granted, Last: scopes, JTI: tok.Claims.ID,
+		AuthTime: g.AuthTime, SID: g.SID})
+	if err != nil && !errors.Is(err, refreshtoken.ErrRevoked) {
 		return Issued{}, apierror.DependencyFailed(tokenStore, err)
 	}
-	return s.issued(tok, refresh), nil
+	// On ErrRevoked a replay of the code arrived while this, the first
+	// redemption, ran: it wins the response, and what it issued is already
+	// revoked (the family's sid is on the denylist), as RFC 6749 §4.1.2 asks.
+	return s.identify(s.issued(tok, refresh), cl, g.UserID, g.AuthTime, g.Nonce, g.SID)
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/eventreg/eventreg/services/auth/internal/authcode"
 	"github.com/eventreg/eventreg/services/auth/internal/authmetrics"
 	"github.com/eventreg/eventreg/services/auth/internal/client"
+	"github.com/eventreg/eventreg/services/auth/internal/idtoken"
 	"github.com/eventreg/eventreg/services/auth/internal/ratelimit"
 	"github.com/eventreg/eventreg/services/auth/internal/refreshtoken"
 	"github.com/eventreg/eventreg/services/auth/internal/scope"
@@ -49,8 +50,10 @@ const (
 
 // Service applies the rules.
 type Service struct {
-	Clients  *client.Service
-	Tokens   *accesstoken.Issuer
+	Clients *client.Service
+	Tokens  *accesstoken.Issuer
+	// IDTokens signs the ID tokens of grants holding openid.
+	IDTokens *idtoken.Issuer
 	Codes    *authcode.Store
 	Refresh  *refreshtoken.Store
 	Denylist *refreshtoken.Denylist
@@ -93,10 +96,11 @@ type Request struct {
 }
 
 // Issued is what a grant issues: an access token and, for a user's grant,
-// the family's next refresh token.
+// the family's next refresh token and, when it holds openid, an ID token.
 type Issued struct {
 	Access  accesstoken.Issued
 	Refresh string
+	IDToken string
 	TTL     time.Duration
 }
 
@@ -221,6 +225,21 @@ func (s *Service) issue(sub string, cl client.Client, scopes scope.Set, sid stri
 
 func (s *Service) issued(tok accesstoken.Issued, refresh string) Issued {
 	return Issued{Access: tok, Refresh: refresh, TTL: s.Tokens.TTL()}
+}
+
+// identify adds an ID token to out when its access token holds openid
+// (OpenID Connect Core §3.1.3.3; on a refresh §12.2: nonce "" there).
+func (s *Service) identify(out Issued, cl client.Client, userID int64, authTime int64, nonce, sid string) (Issued, error) {
+	if !scope.Parse(out.Access.Claims.Scope).Contains(scope.OpenID) {
+		return out, nil
+	}
+	tok, _, err := s.IDTokens.Issue(idtoken.Request{Alg: cl.IDTokenAlg, Subject: accesstoken.UserSubject(userID),
+		ClientID: strconv.FormatInt(cl.ID, 10), AuthTime: authTime, Nonce: nonce, AccessToken: out.Access.Token, SID: sid})
+	if err != nil {
+		return Issued{}, apierror.DependencyFailed(tokenSigning, err)
+	}
+	out.IDToken = tok
+	return out, nil
 }
 
 // revokeFamily ends the family id and, through the denylist, its access

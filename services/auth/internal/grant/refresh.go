@@ -68,7 +68,7 @@ func (s *Service) refreshToken(ctx context.Context, cl client.Client, r Request)
 	if err != nil {
 		return Issued{}, s.rotateFailed(err)
 	}
-	return s.issued(tok, next), nil
+	return s.identify(s.issued(tok, next), cl, fam.UserID, fam.AuthTime, "", fam.SID)
 }
 
 // rotateFailed maps a failed rotation to its answer.

@@ -20,6 +20,7 @@ import (
 	"github.com/eventreg/eventreg/services/auth/internal/accesstoken"
 	"github.com/eventreg/eventreg/services/auth/internal/client"
 	"github.com/eventreg/eventreg/services/auth/internal/grant"
+	"github.com/eventreg/eventreg/services/auth/internal/idtoken"
 	"github.com/eventreg/eventreg/services/auth/internal/pkce"
 	"github.com/eventreg/eventreg/services/auth/internal/ratelimit"
 	"github.com/eventreg/eventreg/services/auth/internal/scope"
@@ -31,9 +32,14 @@ const (
 	PathRevoke     = "/api/oauth/revoke"
 	PathIntrospect = "/api/oauth/introspect"
 	PathMetadata   = "/.well-known/oauth-authorization-server"
-	PathJWKS       = "/.well-known/jwks.json"
-	PathAuthorize  = "/oauth/authorize"
-	PathLogout     = "/oauth/logout"
+	// PathOpenIDConfiguration is OpenID Connect Discovery's document.
+	PathOpenIDConfiguration = "/.well-known/openid-configuration"
+	// PathUserInfo is OpenID Connect's UserInfo endpoint, which the users
+	// service serves (it holds the profiles; the gateway routes /api/users/ there).
+	PathUserInfo  = "/api/users/userinfo"
+	PathJWKS      = "/.well-known/jwks.json"
+	PathAuthorize = "/oauth/authorize"
+	PathLogout    = "/oauth/logout"
 )
 
 // Handler serves the token side.
@@ -54,6 +60,7 @@ func (h *Handler) Register(public, internal gin.IRouter) {
 	public.POST(PathRevoke, h.revoke)
 	public.POST(PathIntrospect, h.introspect)
 	public.GET(PathMetadata, h.metadata)
+	public.GET(PathOpenIDConfiguration, h.metadata)
 	internal.GET(authapi.PathRevocations, h.revocations)
 	internal.POST(authapi.PathUserChanged, h.userChanged)
 }
@@ -65,6 +72,7 @@ type tokenResponse struct {
 	ExpiresIn    int64  `json:"expires_in"`
 	Scope        string `json:"scope"`
 	RefreshToken string `json:"refresh_token,omitempty"`
+	IDToken      string `json:"id_token,omitempty"`
 }
 
 func (h *Handler) token(c *gin.Context) {
@@ -94,7 +102,7 @@ func (h *Handler) token(c *gin.Context) {
 	}
 	noStore(c)
 	c.JSON(http.StatusOK, tokenResponse{AccessToken: issued.Access.Token, TokenType: "Bearer",
-		ExpiresIn: int64(issued.TTL / time.Second), Scope: issued.Access.Claims.Scope, RefreshToken: issued.Refresh})
+		ExpiresIn: int64(issued.TTL / time.Second), Scope: issued.Access.Claims.Scope, RefreshToken: issued.Refresh, IDToken: issued.IDToken})
 }
 
 // tokenRequest reads the grant type and the single-valued parameters of its
@@ -220,11 +228,21 @@ func noStore(c *gin.Context) {
 	c.Header("Pragma", "no-cache")
 }
 
+// metadata serves one document at both addresses: the RFC 8414 server
+// metadata and OpenID Connect Discovery's provider metadata (whose fields
+// RFC 8414 registers), so the two can never disagree (decision 0101).
 func (h *Handler) metadata(c *gin.Context) {
 	iss := h.Grants.Issuer
 	auth := []string{"client_secret_basic", "client_secret_post"}
 	c.Header("Cache-Control", "public, max-age=300")
 	c.JSON(http.StatusOK, gin.H{
+		"userinfo_endpoint":                              iss + PathUserInfo,
+		"subject_types_supported":                        []string{"public"},
+		"id_token_signing_alg_values_supported":          client.IDTokenAlgs,
+		"claims_supported":                               idtoken.ClaimsSupported,
+		"claims_parameter_supported":                     false,
+		"request_parameter_supported":                    false,
+		"request_uri_parameter_supported":                false,
 		"issuer":                                         iss,
 		"authorization_endpoint":                         iss + PathAuthorize,
 		"token_endpoint":                                 iss + PathToken,

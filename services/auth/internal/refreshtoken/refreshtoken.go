@@ -41,6 +41,11 @@ type Family struct {
 	Last scope.Set
 	// JTI of the newest access token.
 	JTI string
+	// AuthTime (Unix seconds) and SID are the ID token's auth_time and sid:
+	// when the user authenticated for this authorization, and the browser
+	// session's sid (OpenID Connect; empty for an authorization without it).
+	AuthTime int64
+	SID      string
 }
 
 // Errors.
@@ -107,7 +112,7 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 
 var create = redis.NewScript(nowMS + `
 if redis.call('EXISTS', KEYS[1]) == 1 then return 'revoked' end
-redis.call('HSET', KEYS[1], 'cur', ARGV[1], 'client', ARGV[2], 'user', ARGV[3], 'granted', ARGV[4], 'last', ARGV[5], 'jti', ARGV[6], 'revoked', '0', 'created', now, 'v', '2')
+redis.call('HSET', KEYS[1], 'cur', ARGV[1], 'client', ARGV[2], 'user', ARGV[3], 'granted', ARGV[4], 'last', ARGV[5], 'jti', ARGV[6], 'revoked', '0', 'created', now, 'v', '2', 'auth_time', ARGV[9], 'sid', ARGV[10])
 redis.call('PEXPIRE', KEYS[1], math.min(tonumber(ARGV[7]), tonumber(ARGV[8])))
 return 'ok'
 `)
@@ -119,7 +124,7 @@ return 'ok'
 func (s *Store) Create(ctx context.Context, f Family) (string, error) {
 	tok := newToken(f.ID)
 	res, err := create.Run(ctx, s.rdb, []string{famKey(f.ID)}, randtoken.Hash(tok), f.ClientID, f.UserID, f.Granted.String(),
-		f.Last.String(), f.JTI, s.life.Idle.Milliseconds(), s.life.Absolute.Milliseconds()).Text()
+		f.Last.String(), f.JTI, s.life.Idle.Milliseconds(), s.life.Absolute.Milliseconds(), f.AuthTime, f.SID).Text()
 	if err != nil {
 		return "", fmt.Errorf("creating refresh token: %w", err)
 	}
@@ -164,7 +169,7 @@ type stored struct {
 
 // read returns the live family id.
 func (s *Store) read(ctx context.Context, id string) (stored, error) {
-	v, err := s.rdb.HMGet(ctx, famKey(id), "cur", "client", "user", "granted", "last", "jti", "revoked").Result()
+	v, err := s.rdb.HMGet(ctx, famKey(id), "cur", "client", "user", "granted", "last", "jti", "revoked", "auth_time", "sid").Result()
 	if err != nil {
 		return stored{}, fmt.Errorf("reading refresh token: %w", err)
 	}
@@ -174,8 +179,9 @@ func (s *Store) read(ctx context.Context, id string) (stored, error) {
 	}
 	client, _ := strconv.ParseInt(str(1), 10, 64)
 	user, _ := strconv.ParseInt(str(2), 10, 64)
+	authTime, _ := strconv.ParseInt(str(7), 10, 64)
 	return stored{cur: str(0), Family: Family{ID: id, ClientID: client, UserID: user, Granted: scope.Parse(str(3)),
-		Last: scope.Parse(str(4)), JTI: str(5)}}, nil
+		Last: scope.Parse(str(4)), JTI: str(5), AuthTime: authTime, SID: str(8)}}, nil
 }
 
 // rotate checks the client binding before anything else, so that only the

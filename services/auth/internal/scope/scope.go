@@ -42,7 +42,17 @@ var catalog = []Scope{
 	{"vendor:read", ModeService, true, "Read every dealer and their applications"},
 	{"order:view", ModeService, true, "Read every order"},
 	{"webhook:manage", ModeService, false, "Manage this app's webhook subscriptions"},
+	// OpenID Connect's scopes (decision 0101): openid asks for an ID token;
+	// the others for the claims of the same name at UserInfo.
+	{OpenID, ModeOBO, false, "Sign you in to the app: it learns your account id and when you signed in"},
+	{"profile", ModeOBO, false, "See your profile: your name, username, date of birth and profile picture"},
+	{"email", ModeOBO, false, "See your email address and whether it is verified"},
+	{"phone", ModeOBO, false, "See your phone number"},
+	{"address", ModeOBO, false, "See your postal address"},
 }
+
+// OpenID is the scope that makes a request an OpenID Connect one.
+const OpenID = "openid"
 
 // Lookup returns the catalog entry of name.
 func Lookup(name string) (Scope, bool) {

@@ -96,11 +96,11 @@ func validator(t *testing.T, s *authtest.Server) *tokenauth.Validator {
 // browser is a cookie-keeping client that does not follow redirects, so each
 // step of the flow can be checked.
 type browser struct {
-	t  *testing.T
+	t  testing.TB
 	hc *http.Client
 }
 
-func newBrowser(t *testing.T) *browser {
+func newBrowser(t testing.TB) *browser {
 	jar, _ := cookiejar.New(nil)
 	return &browser{t: t, hc: &http.Client{Jar: jar, Timeout: 10 * time.Second,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
@@ -140,7 +140,7 @@ var (
 	actionRe = regexp.MustCompile(`<form method="post" action="([^"]+)"`)
 )
 
-func field(t *testing.T, re *regexp.Regexp, body string) string {
+func field(t testing.TB, re *regexp.Regexp, body string) string {
 	t.Helper()
 	m := re.FindStringSubmatch(body)
 	if m == nil {

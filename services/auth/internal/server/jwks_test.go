@@ -20,15 +20,15 @@ import (
 
 // keyStore holds one key and fails while down is set.
 type keyStore struct {
-	key  signing.Key
-	down atomic.Bool
+	key, rsa signing.Key
+	down     atomic.Bool
 }
 
 func (s *keyStore) List(context.Context) ([]signing.Key, error) {
 	if s.down.Load() {
 		return nil, errors.New("database down")
 	}
-	return []signing.Key{s.key}, nil
+	return []signing.Key{s.key, s.rsa}, nil
 }
 
 func (s *keyStore) Locked(context.Context, func([]signing.Key) ([]signing.Key, error)) error {
@@ -41,7 +41,11 @@ func TestJWKSIsUnavailableUntilKeysAreLoaded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store := &keyStore{key: key}
+	rsaKey, err := signing.NewKeyFor(signing.AlgRS256, kek, time.Now(), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := &keyStore{key: key, rsa: rsaKey}
 	store.down.Store(true)
 	keys := signing.NewManager(store, kek, signing.Config{MaxTokenTTL: time.Hour}, nil)
 	if err := keys.Reload(context.Background()); err == nil {
@@ -76,14 +80,14 @@ func TestJWKSIsUnavailableUntilKeysAreLoaded(t *testing.T) {
 			t.Fatalf("Cache-Control %q", cc)
 		}
 	})
-	t.Run("once loaded: 200 with the key", func(t *testing.T) {
+	t.Run("once loaded: 200 with the keys of both algorithms", func(t *testing.T) {
 		store.down.Store(false)
 		if err := keys.Reload(context.Background()); err != nil {
 			t.Fatal(err)
 		}
 		w := get(t)
 		var set struct{ Keys []struct{ Kid string } }
-		if w.Code != http.StatusOK || json.Unmarshal(w.Body.Bytes(), &set) != nil || len(set.Keys) != 1 || set.Keys[0].Kid != key.KID {
+		if w.Code != http.StatusOK || json.Unmarshal(w.Body.Bytes(), &set) != nil || len(set.Keys) != 2 || set.Keys[0].Kid != key.KID || set.Keys[1].Kid != rsaKey.KID {
 			t.Fatalf("%d %s", w.Code, w.Body)
 		}
 	})

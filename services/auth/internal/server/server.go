@@ -34,6 +34,7 @@ import (
 	"github.com/eventreg/eventreg/services/auth/internal/consent/consentdb"
 	"github.com/eventreg/eventreg/services/auth/internal/grant"
 	"github.com/eventreg/eventreg/services/auth/internal/grantapi"
+	"github.com/eventreg/eventreg/services/auth/internal/idtoken"
 	"github.com/eventreg/eventreg/services/auth/internal/ratelimit"
 	"github.com/eventreg/eventreg/services/auth/internal/refreshtoken"
 	"github.com/eventreg/eventreg/services/auth/internal/session"
@@ -82,7 +83,7 @@ func Build(ctx context.Context, cfg config.Serve, log *slog.Logger, pool *pgxpoo
 	sessions := session.New(rdb, cfg.SessionIdleTTL, cfg.SessionAbsTTL)
 
 	grants := &grant.Service{
-		Clients: clients, Tokens: tokens, Codes: codes, Refresh: refresh, Denylist: denylist, Sessions: sessions, Users: users,
+		Clients: clients, Tokens: tokens, IDTokens: idtoken.NewIssuer(keys, issuer, cfg.AccessTokenTTL), Codes: codes, Refresh: refresh, Denylist: denylist, Sessions: sessions, Users: users,
 		ClientFailures: ratelimit.NewFailures(rdb, "client", cfg.ClientAuthFailures, cfg.ClientFailureWindow),
 		TokenRequests:  ratelimit.NewFailures(rdb, "token", cfg.ClientTokenRequests, cfg.ClientRateWindow),
 		Revocations:    ratelimit.NewFailures(rdb, "revoke", cfg.ClientRevocations, cfg.ClientRateWindow),
@@ -99,7 +100,7 @@ func Build(ctx context.Context, cfg config.Serve, log *slog.Logger, pool *pgxpoo
 		CSRFKey: csrfKey, FailureDelay: cfg.LoginFailureDelay, Issuer: issuer,
 	}, browser.Deps{
 		Clients: clients, Consents: consentdb.New(pool), Users: users,
-		Sessions: sessions, Codes: codes, Refresh: refresh, Hints: tokens,
+		Sessions: sessions, Codes: codes, Refresh: refresh, Hints: tokens, IDTokens: grants.IDTokens,
 		AccountAddressFailures: ratelimit.NewFailures(rdb, "login-account-address", cfg.LoginFailuresPerAccount, cfg.LoginFailureWindow),
 		AddressFailures:        ratelimit.NewFailures(rdb, "login-address", cfg.LoginFailuresPerAddress, cfg.LoginFailureWindow),
 		AccountFailures:        ratelimit.NewFailures(rdb, "login-account", cfg.LoginFailuresPerAccount, cfg.LoginFailureWindow),

@@ -177,12 +177,16 @@ func TestMetadataAndJWKS(t *testing.T) {
 		}
 		body := readAll(t, resp)
 		validate(t, req, resp, body)
-		if err := jsonUnmarshal(body, &set); err != nil || len(set.Keys) != 1 {
+		if err := jsonUnmarshal(body, &set); err != nil || len(set.Keys) != 2 {
 			t.Fatalf("%s", body)
 		}
-		k := set.Keys[0]
-		if k["kty"] != "EC" || k["alg"] != "ES256" || k["use"] != "sig" || k["kid"] == "" || k["d"] != nil {
-			t.Fatalf("key %v", k)
+		kty := map[string]string{"ES256": "EC", "RS256": "RSA"}
+		for _, k := range set.Keys {
+			alg, _ := k["alg"].(string)
+			if kty[alg] == "" || k["kty"] != kty[alg] || k["use"] != "sig" || k["kid"] == "" || k["d"] != nil || k["p"] != nil {
+				t.Fatalf("key %v", k)
+			}
+			delete(kty, alg)
 		}
 	})
 	t.Run("RFC 8414 metadata lists every endpoint", func(t *testing.T) {

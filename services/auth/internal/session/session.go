@@ -3,6 +3,8 @@ package session
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"strconv"
@@ -21,6 +23,13 @@ type Session struct {
 	ID        string
 	UserID    int64
 	CreatedAt time.Time
+}
+
+// SID is the session's sid in ID tokens: it names the session to apps
+// without revealing its id (the cookie's value).
+func (s Session) SID() string {
+	sum := sha256.Sum256([]byte("eventreg browser sid|" + s.ID))
+	return base64.RawURLEncoding.EncodeToString(sum[:16])
 }
 
 // Store keeps sessions.

@@ -1,4 +1,4 @@
-// Package signing owns the signing keys: creation, encryption at rest, scheduled rotation, emergency revocation, the JWKS, ES256 signing and verification of RFC 9068 access tokens, and signing of webhook tokens.
+// Package signing owns the signing keys: creation, encryption at rest, scheduled rotation, emergency revocation, the JWKS, ES256 signing and verification of RFC 9068 access tokens, signing of webhook tokens, and ES256 or RS256 signing of OpenID Connect ID tokens.
 package signing
 
 import (
@@ -7,6 +7,7 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/rsa"
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
@@ -16,6 +17,7 @@ import (
 	"log/slog"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -25,14 +27,31 @@ import (
 	"github.com/lestrrat-go/jwx/v2/jws"
 )
 
-// Alg is the signing algorithm of every key.
-const Alg = "ES256"
+// Signing algorithms. Each has its own succession of keys, rotated and
+// revoked alike (decision 0100): ES256 signs access tokens, webhook tokens
+// and the ID tokens of clients that ask for it; RS256 signs the ID tokens of
+// every other client, as OpenID Connect requires it be offered.
+const (
+	AlgES256 = "ES256"
+	AlgRS256 = "RS256"
+)
+
+// Alg is the algorithm of the access-token keys.
+const Alg = AlgES256
+
+// Algs are the algorithms a key is kept for, each with a key that signs.
+var Algs = []string{AlgES256, AlgRS256}
+
+// rsaBits is the size of RS256 keys.
+const rsaBits = 2048
 
 // Token types (the JWS typ header) signed with the keys. Verify accepts
-// access tokens only, so a webhook token is never taken for one.
+// access tokens only, so neither a webhook token nor an ID token is ever
+// taken for one.
 const (
 	TypeAccessToken = "at+jwt"
 	TypeWebhook     = "webhook+jwt"
+	TypeIDToken     = "JWT"
 )
 
 // Key is a stored signing key.
@@ -96,11 +115,12 @@ type Manager struct {
 
 	state   atomic.Pointer[ring]
 	privMu  sync.Mutex
-	private map[string]*ecdsa.PrivateKey
+	private map[string]crypto.Signer
 }
 
 type ring struct {
-	signer    *signer
+	// signers are the active key of each algorithm.
+	signers   map[string]*signer
 	published jwk.Set
 	jwks      []byte
 	// pem is the signing key's public key as a PEM "PUBLIC KEY" block.
@@ -109,34 +129,38 @@ type ring struct {
 
 type signer struct {
 	kid string
-	key *ecdsa.PrivateKey
+	key crypto.Signer
 	jwk jwk.Key
 	// headers are the encoded protected headers by token type, the same
 	// for every token of this key, so signing a token encodes only its claims.
 	headers map[string][]byte
-	es256   jws.Signer
+	jws     jws.Signer
 }
 
 // newSigner prepares key to sign compact JWS with the header
-// {"alg":"ES256","kid":kid,"typ":T} for each token type T.
-func newSigner(kid string, key *ecdsa.PrivateKey, pub jwk.Key) (*signer, error) {
+// {"alg":alg,"kid":kid,"typ":T} for each token type T the algorithm signs.
+func newSigner(alg, kid string, key crypto.Signer, pub jwk.Key) (*signer, error) {
+	types := []string{TypeIDToken}
+	if alg == AlgES256 {
+		types = append(types, TypeAccessToken, TypeWebhook)
+	}
 	headers := map[string][]byte{}
-	for _, typ := range []string{TypeAccessToken, TypeWebhook} {
+	for _, typ := range types {
 		hdr, err := json.Marshal(struct {
 			Alg string `json:"alg"`
 			KID string `json:"kid"`
 			Typ string `json:"typ"`
-		}{jwa.ES256.String(), kid, typ})
+		}{alg, kid, typ})
 		if err != nil {
 			return nil, err
 		}
 		headers[typ] = base64.RawURLEncoding.AppendEncode(nil, hdr)
 	}
-	es256, err := jws.NewSigner(jwa.ES256)
+	js, err := jws.NewSigner(jwa.SignatureAlgorithm(alg))
 	if err != nil {
 		return nil, err
 	}
-	return &signer{kid: kid, key: key, jwk: pub, headers: headers, es256: es256}, nil
+	return &signer{kid: kid, key: key, jwk: pub, headers: headers, jws: js}, nil
 }
 
 // NewManager returns a manager; call Ensure then Reload (or Run) before signing.
@@ -144,7 +168,7 @@ func NewManager(store Store, kek []byte, cfg Config, log *slog.Logger) *Manager 
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Manager{store: store, kek: kek, cfg: cfg, log: log, now: time.Now, private: map[string]*ecdsa.PrivateKey{}}
+	return &Manager{store: store, kek: kek, cfg: cfg, log: log, now: time.Now, private: map[string]crypto.Signer{}}
 }
 
 // SetClock replaces the clock (tests).
@@ -177,22 +201,40 @@ type Status struct {
 	RevokedAt time.Time `json:"revokedAt,omitzero"`
 }
 
-// Describe computes every key's state at now, ordered by activation. A
-// revoked key is out of the succession: the others take their states as if
-// it had never been.
+// algOf is the algorithm of k: ES256 for keys stored without one.
+func algOf(k Key) string {
+	if k.Alg == "" {
+		return AlgES256
+	}
+	return k.Alg
+}
+
+// Describe computes every key's state at now, ordered by activation. The
+// keys of each algorithm are a succession of their own. A revoked key is
+// out of its succession: the others take their states as if it had never
+// been.
 func Describe(keys []Key, now time.Time, maxTTL time.Duration) []Status {
 	sorted := append([]Key(nil), keys...)
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].ActivatesAt.Before(sorted[j].ActivatesAt) })
 	out := make([]Status, len(sorted))
-	var usable []int // indexes of the keys not revoked
+	usable := map[string][]int{} // indexes of the keys not revoked, by algorithm
 	for i, k := range sorted {
 		out[i] = Status{KID: k.KID, Alg: k.Alg, CreatedAt: k.CreatedAt, ActivatesAt: k.ActivatesAt, RevokedAt: k.RevokedAt}
 		if k.RevokedAt.IsZero() {
-			usable = append(usable, i)
+			usable[algOf(k)] = append(usable[algOf(k)], i)
 		} else {
 			out[i].State = StateRevoked
 		}
 	}
+	for _, idx := range usable {
+		describeSuccession(sorted, out, idx, now, maxTTL)
+	}
+	return out
+}
+
+// describeSuccession sets the states of the keys sorted[usable...], one
+// algorithm's keys not revoked, in activation order.
+func describeSuccession(sorted []Key, out []Status, usable []int, now time.Time, maxTTL time.Duration) {
 	active := -1
 	for j, i := range usable {
 		if !sorted[i].ActivatesAt.After(now) {
@@ -216,12 +258,29 @@ func Describe(keys []Key, now time.Time, maxTTL time.Duration) []Status {
 			}
 		}
 	}
-	return out
 }
 
 // NewKey makes an ES256 key that signs from activatesAt, its private part sealed with kek.
 func NewKey(kek []byte, now, activatesAt time.Time) (Key, error) {
-	priv, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	return NewKeyFor(AlgES256, kek, now, activatesAt)
+}
+
+// generate makes a private key for alg.
+func generate(alg string) (crypto.Signer, error) {
+	switch alg {
+	case AlgES256:
+		return ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	case AlgRS256:
+		return rsa.GenerateKey(rand.Reader, rsaBits)
+	default:
+		return nil, fmt.Errorf("unsupported signing algorithm %q", alg)
+	}
+}
+
+// NewKeyFor makes a key for alg (ES256 or RS256) that signs from
+// activatesAt, its private part sealed with kek.
+func NewKeyFor(alg string, kek []byte, now, activatesAt time.Time) (Key, error) {
+	priv, err := generate(alg)
 	if err != nil {
 		return Key{}, fmt.Errorf("generating key: %w", err)
 	}
@@ -235,7 +294,7 @@ func NewKey(kek []byte, now, activatesAt time.Time) (Key, error) {
 	}
 	kid := base64.RawURLEncoding.EncodeToString(tp)
 	_ = pub.Set(jwk.KeyIDKey, kid)
-	_ = pub.Set(jwk.AlgorithmKey, jwa.ES256)
+	_ = pub.Set(jwk.AlgorithmKey, jwa.SignatureAlgorithm(alg))
 	_ = pub.Set(jwk.KeyUsageKey, jwk.ForSignature)
 	pubJSON, err := json.Marshal(pub)
 	if err != nil {
@@ -249,58 +308,84 @@ func NewKey(kek []byte, now, activatesAt time.Time) (Key, error) {
 	if err != nil {
 		return Key{}, err
 	}
-	return Key{KID: kid, Alg: Alg, PublicJWK: pubJSON, PrivateEnc: sealed, CreatedAt: now, ActivatesAt: activatesAt}, nil
+	return Key{KID: kid, Alg: alg, PublicJWK: pubJSON, PrivateEnc: sealed, CreatedAt: now, ActivatesAt: activatesAt}, nil
 }
 
-// Ensure makes the first key (signing at once) when no key signs yet.
+// Ensure makes the first key of each algorithm (signing at once) when none
+// of that algorithm signs yet: on a new database, and the first RS256 key
+// of a database that had ES256 keys only.
 func (m *Manager) Ensure(ctx context.Context) error {
 	return m.store.Locked(ctx, func(existing []Key) ([]Key, error) {
 		now := m.now()
-		for _, k := range existing {
-			if k.RevokedAt.IsZero() && !k.ActivatesAt.After(now) {
-				return nil, nil
+		var add []Key
+		for _, alg := range Algs {
+			if slices.ContainsFunc(existing, func(k Key) bool {
+				return algOf(k) == alg && k.RevokedAt.IsZero() && !k.ActivatesAt.After(now)
+			}) {
+				continue
 			}
+			k, err := NewKeyFor(alg, m.kek, now, now)
+			if err != nil {
+				return nil, err
+			}
+			m.log.Info("created the first signing key", "kid", k.KID, "alg", alg)
+			add = append(add, k)
 		}
-		k, err := NewKey(m.kek, now, now)
-		if err != nil {
-			return nil, err
-		}
-		m.log.Info("created the first signing key", "kid", k.KID)
-		return []Key{k}, nil
+		return add, nil
 	})
 }
 
-// Rotate makes a new key, published now and signing after the activation delay.
-func (m *Manager) Rotate(ctx context.Context) (Key, error) {
+// Rotate makes a new ES256 key (the access tokens'), published now and
+// signing after the activation delay.
+func (m *Manager) Rotate(ctx context.Context) (Key, error) { return m.RotateAlg(ctx, AlgES256) }
+
+// RotateAlg makes a new key of alg, published now and signing after the
+// activation delay.
+func (m *Manager) RotateAlg(ctx context.Context, alg string) (Key, error) {
+	if !slices.Contains(Algs, alg) {
+		return Key{}, fmt.Errorf("unsupported signing algorithm %q (one of %s)", alg, strings.Join(Algs, ", "))
+	}
 	var made Key
 	err := m.store.Locked(ctx, func([]Key) ([]Key, error) {
+		k, err := NewKeyFor(alg, m.kek, m.now(), m.now())
 		now := m.now()
-		k, err := NewKey(m.kek, now, now.Add(m.cfg.ActivationDelay))
+		k.CreatedAt, k.ActivatesAt = now, now.Add(m.cfg.ActivationDelay)
 		made = k
 		return []Key{k}, err
 	})
 	return made, err
 }
 
-// MaybeRotate makes a new key when the newest one is older than the rotation period.
+// MaybeRotate makes a new key of each algorithm whose newest key is older
+// than the rotation period.
 func (m *Manager) MaybeRotate(ctx context.Context) error {
 	return m.store.Locked(ctx, func(existing []Key) ([]Key, error) {
 		now := m.now()
-		var newest time.Time
-		for _, k := range existing {
-			if k.CreatedAt.After(newest) {
-				newest = k.CreatedAt
+		var add []Key
+		for _, alg := range Algs {
+			var newest time.Time
+			for _, k := range existing {
+				if algOf(k) == alg && k.CreatedAt.After(newest) {
+					newest = k.CreatedAt
+				}
 			}
+			if newest.IsZero() || now.Sub(newest) < m.cfg.RotationPeriod {
+				continue // the first key is Ensure's
+			}
+			k, err := NewKeyFor(alg, m.kek, now, now)
+			if err != nil {
+				return nil, err
+			}
+			add = append(add, k)
 		}
-		if len(existing) == 0 || now.Sub(newest) < m.cfg.RotationPeriod {
-			return nil, nil // the first key is Ensure's
+		// The delay counts from when the keys are made (an RSA key takes a
+		// while), so that every replica reads them before they sign.
+		made := m.now()
+		for i := range add {
+			add[i].CreatedAt, add[i].ActivatesAt = made, made.Add(m.cfg.ActivationDelay)
+			m.log.Info("rotating signing keys", "kid", add[i].KID, "alg", add[i].Alg, "activates_at", add[i].ActivatesAt)
 		}
-		k, err := NewKey(m.kek, now, now.Add(m.cfg.ActivationDelay))
-		if err != nil {
-			return nil, err
-		}
-		m.log.Info("rotating signing keys", "kid", k.KID, "activates_at", k.ActivatesAt)
-		return []Key{k}, nil
+		return add, nil
 	})
 }
 
@@ -336,14 +421,17 @@ func (m *Manager) Revoke(ctx context.Context, kid string) (Revocation, error) {
 		case statuses[i].State == StateRevoked:
 			return nil, ErrAlreadyRevoked
 		}
-		if slices.ContainsFunc(statuses, func(st Status) bool { return st.KID != kid && st.State == StateActive }) {
+		alg := algOf(Key{Alg: statuses[i].Alg})
+		if slices.ContainsFunc(statuses, func(st Status) bool {
+			return st.KID != kid && st.State == StateActive && algOf(Key{Alg: st.Alg}) == alg
+		}) {
 			return nil, nil
 		}
 		activatesAt := now
 		if statuses[i].State == StateActive {
 			activatesAt = statuses[i].ActivatesAt
 		}
-		k, err := NewKey(m.kek, now, activatesAt)
+		k, err := NewKeyFor(alg, m.kek, now, activatesAt)
 		if err != nil {
 			return nil, fmt.Errorf("making a key to sign instead: %w", err)
 		}
@@ -374,7 +462,7 @@ func (m *Manager) Reload(ctx context.Context) error {
 		byKID[k.KID] = k
 	}
 	set := jwk.NewSet()
-	var sig *signer
+	signers := map[string]*signer{}
 	for _, st := range statuses {
 		if st.State == StateRevoked {
 			m.forgetPrivateKey(st.KID)
@@ -393,29 +481,34 @@ func (m *Manager) Reload(ctx context.Context) error {
 			if err != nil {
 				return err
 			}
-			if sig, err = newSigner(k.KID, priv, pub); err != nil {
+			if signers[algOf(k)], err = newSigner(algOf(k), k.KID, priv, pub); err != nil {
 				return fmt.Errorf("preparing signing key %s: %w", k.KID, err)
 			}
 		}
 	}
-	if sig == nil {
-		return errors.New("no signing key is active (run `auth serve` once to create one)")
+	for _, alg := range Algs {
+		if signers[alg] == nil {
+			return fmt.Errorf("no %s signing key is active (run `auth serve` once to create one)", alg)
+		}
 	}
 	b, err := json.Marshal(set)
 	if err != nil {
 		return fmt.Errorf("encoding JWKS: %w", err)
 	}
-	pemKey, err := publicKeyPEM(&sig.key.PublicKey)
+	// Webhooks are signed by the ES256 key (decision 0098); its PEM is what
+	// GET /api/webhooks/key serves.
+	webhook := signers[AlgES256]
+	pemKey, err := publicKeyPEM(webhook.key.Public())
 	if err != nil {
-		return fmt.Errorf("encoding the public key of %s as PEM: %w", sig.kid, err)
+		return fmt.Errorf("encoding the public key of %s as PEM: %w", webhook.kid, err)
 	}
-	m.state.Store(&ring{signer: sig, published: set, jwks: b, pem: pemKey})
+	m.state.Store(&ring{signers: signers, published: set, jwks: b, pem: pemKey})
 	return nil
 }
 
 // publicKeyPEM is pub as an X.509 SubjectPublicKeyInfo in a PEM block
 // "PUBLIC KEY", what openssl, Node's crypto and every JOSE library read.
-func publicKeyPEM(pub *ecdsa.PublicKey) ([]byte, error) {
+func publicKeyPEM(pub crypto.PublicKey) ([]byte, error) {
 	der, err := x509.MarshalPKIXPublicKey(pub)
 	if err != nil {
 		return nil, err
@@ -429,7 +522,7 @@ func (m *Manager) forgetPrivateKey(kid string) {
 	delete(m.private, kid)
 }
 
-func (m *Manager) privateKey(k Key) (*ecdsa.PrivateKey, error) {
+func (m *Manager) privateKey(k Key) (crypto.Signer, error) {
 	m.privMu.Lock()
 	defer m.privMu.Unlock()
 	if p, ok := m.private[k.KID]; ok {
@@ -443,12 +536,29 @@ func (m *Manager) privateKey(k Key) (*ecdsa.PrivateKey, error) {
 	if err != nil {
 		return nil, fmt.Errorf("key %s: parsing private key: %w", k.KID, err)
 	}
-	p, ok := parsed.(*ecdsa.PrivateKey)
-	if !ok {
-		return nil, fmt.Errorf("key %s: not an ECDSA key", k.KID)
+	var p crypto.Signer
+	switch key := parsed.(type) {
+	case *ecdsa.PrivateKey:
+		p = key
+	case *rsa.PrivateKey:
+		p = key
+	}
+	if p == nil || !matchesAlg(p, algOf(k)) {
+		return nil, fmt.Errorf("key %s: not a key for %s", k.KID, algOf(k))
 	}
 	m.private[k.KID] = p
 	return p, nil
+}
+
+// matchesAlg reports whether p is a key of alg.
+func matchesAlg(p crypto.Signer, alg string) bool {
+	switch p.(type) {
+	case *ecdsa.PrivateKey:
+		return alg == AlgES256
+	case *rsa.PrivateKey:
+		return alg == AlgRS256
+	}
+	return false
 }
 
 // Run rotates when due and reloads every RefreshInterval until ctx ends.
@@ -484,10 +594,15 @@ func (m *Manager) Ready(context.Context) error {
 	return nil
 }
 
-// SigningKID returns the id of the key that signs now ("" before the first load).
-func (m *Manager) SigningKID() string {
-	if r := m.state.Load(); r != nil {
-		return r.signer.kid
+// SigningKID returns the id of the key that signs access tokens now (""
+// before the first load).
+func (m *Manager) SigningKID() string { return m.SigningKIDFor(AlgES256) }
+
+// SigningKIDFor returns the id of the key of alg that signs now ("" before
+// the first load).
+func (m *Manager) SigningKIDFor(alg string) string {
+	if r := m.state.Load(); r != nil && r.signers[alg] != nil {
+		return r.signers[alg].kid
 	}
 	return ""
 }
@@ -526,25 +641,42 @@ func (m *Manager) JWKS() []byte {
 // header typ at+jwt and the active key's kid. It is jwx's ES256 signer over
 // the header encoded once per key and the payload (RFC 7515 §7.1), which
 // saves building, merging and encoding the header for every token.
-func (m *Manager) Sign(payload []byte) (string, error) { return m.sign(TypeAccessToken, payload) }
+func (m *Manager) Sign(payload []byte) (string, error) {
+	return m.sign(AlgES256, TypeAccessToken, payload)
+}
 
 // SignWebhook signs payload (JSON claims) as a webhook token: header typ
 // webhook+jwt, the active key's kid, so receivers verify it against the
 // JWKS, and no validator of access tokens accepts it.
-func (m *Manager) SignWebhook(payload []byte) (string, error) { return m.sign(TypeWebhook, payload) }
+func (m *Manager) SignWebhook(payload []byte) (string, error) {
+	return m.sign(AlgES256, TypeWebhook, payload)
+}
 
-func (m *Manager) sign(typ string, payload []byte) (string, error) {
+// SignIDToken signs payload (JSON claims) as an OpenID Connect ID token
+// with the active key of alg (ES256 or RS256): header typ JWT and the key's
+// kid. Verify, which reads access tokens, refuses it.
+func (m *Manager) SignIDToken(alg string, payload []byte) (string, error) {
+	return m.sign(alg, TypeIDToken, payload)
+}
+
+func (m *Manager) sign(alg, typ string, payload []byte) (string, error) {
 	r := m.state.Load()
 	if r == nil {
 		return "", errors.New("signing keys not loaded")
 	}
-	s, enc := r.signer, base64.RawURLEncoding
-	header := s.headers[typ]
-	out := make([]byte, 0, len(header)+enc.EncodedLen(len(payload))+2+enc.EncodedLen(64))
+	s, enc := r.signers[alg], base64.RawURLEncoding
+	if s == nil {
+		return "", fmt.Errorf("no %s signing key", alg)
+	}
+	header, ok := s.headers[typ]
+	if !ok {
+		return "", fmt.Errorf("%s keys do not sign %s tokens", alg, typ)
+	}
+	out := make([]byte, 0, len(header)+enc.EncodedLen(len(payload))+2+enc.EncodedLen(256))
 	out = append(out, header...)
 	out = append(out, '.')
 	out = enc.AppendEncode(out, payload)
-	sig, err := s.es256.Sign(out, s.key)
+	sig, err := s.jws.Sign(out, s.key)
 	if err != nil {
 		return "", fmt.Errorf("signing token: %w", err)
 	}
@@ -556,7 +688,13 @@ func (m *Manager) sign(typ string, payload []byte) (string, error) {
 // Verify checks a compact JWS against the published keys and returns its
 // payload. Only access tokens (typ at+jwt) pass: a webhook token signed by
 // the same key is refused.
-func (m *Manager) Verify(raw string) ([]byte, error) {
+func (m *Manager) Verify(raw string) ([]byte, error) { return m.verify(raw, TypeAccessToken) }
+
+// VerifyIDToken checks an ID token this server signed (typ JWT, a published
+// key) and returns its payload; its claims are the caller's to check.
+func (m *Manager) VerifyIDToken(raw string) ([]byte, error) { return m.verify(raw, TypeIDToken) }
+
+func (m *Manager) verify(raw, typ string) ([]byte, error) {
 	r := m.state.Load()
 	if r == nil {
 		return nil, errors.New("signing keys not loaded")
@@ -569,8 +707,8 @@ func (m *Manager) Verify(raw string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if sigs := msg.Signatures(); len(sigs) != 1 || sigs[0].ProtectedHeaders().Type() != TypeAccessToken {
-		return nil, errors.New("not an access token (typ is not at+jwt)")
+	if sigs := msg.Signatures(); len(sigs) != 1 || sigs[0].ProtectedHeaders().Type() != typ {
+		return nil, fmt.Errorf("not a token of type %s", typ)
 	}
 	return payload, nil
 }

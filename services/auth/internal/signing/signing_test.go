@@ -109,13 +109,16 @@ func TestRotation(t *testing.T) {
 	if err := m.Ensure(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.Ensure(ctx); err != nil || len(store.keys) != 1 {
-		t.Fatalf("Ensure is not idempotent: %d keys", len(store.keys))
+	if err := m.Ensure(ctx); err != nil || len(store.keys) != 2 {
+		t.Fatalf("Ensure is not idempotent: %d keys, want one per algorithm", len(store.keys))
 	}
 	if err := m.Reload(ctx); err != nil {
 		t.Fatal(err)
 	}
-	first := store.keys[0].KID
+	first, firstRSA := store.keys[0].KID, store.keys[1].KID
+	if store.keys[0].Alg != AlgES256 || store.keys[1].Alg != AlgRS256 {
+		t.Fatalf("first keys %s, %s; want ES256, RS256", store.keys[0].Alg, store.keys[1].Alg)
+	}
 	sign := func() string {
 		tok, err := m.Sign([]byte(`{"sub":"1"}`))
 		if err != nil {
@@ -149,34 +152,37 @@ func TestRotation(t *testing.T) {
 	t.Run("no rotation before the period", func(t *testing.T) {
 		now = now.Add(23 * time.Hour)
 		_ = m.MaybeRotate(ctx)
-		if len(store.keys) != 1 {
+		if len(store.keys) != 2 {
 			t.Fatal("rotated early")
 		}
 	})
-	t.Run("a new key is published before it signs", func(t *testing.T) {
+	t.Run("a new key of each algorithm is published before it signs", func(t *testing.T) {
 		now = now.Add(2 * time.Hour)
 		_ = m.MaybeRotate(ctx)
 		_ = m.Reload(ctx)
-		if len(store.keys) != 2 {
-			t.Fatal("did not rotate")
+		if len(store.keys) != 4 {
+			t.Fatalf("did not rotate both algorithms: %d keys", len(store.keys))
 		}
-		second := store.keys[1].KID
 		firstPEM := m.WebhookKeyPEM()
-		if !published()[second] || sign() != first {
-			t.Fatal("new key must be published and not yet signing")
+		second, secondRSA := store.keys[2].KID, store.keys[3].KID
+		if store.keys[2].Alg != AlgES256 || store.keys[3].Alg != AlgRS256 {
+			t.Fatalf("rotated %s, %s", store.keys[2].Alg, store.keys[3].Alg)
+		}
+		if !published()[second] || !published()[secondRSA] || sign() != first || m.SigningKIDFor(AlgRS256) != firstRSA {
+			t.Fatal("new keys must be published and not yet signing")
 		}
 		now = now.Add(3 * time.Minute)
 		_ = m.Reload(ctx)
-		if sign() != second || !published()[first] {
-			t.Fatal("after the delay the new key signs and the old stays published")
+		if sign() != second || !published()[first] || m.SigningKIDFor(AlgRS256) != secondRSA || !published()[firstRSA] {
+			t.Fatal("after the delay the new keys sign and the old stay published")
 		}
 		if bytes.Equal(m.WebhookKeyPEM(), firstPEM) {
 			t.Fatal("the webhook key PEM is still the retired key's: it must be the key that signs")
 		}
-		t.Run("the retired key leaves the JWKS after the longest token lifetime", func(t *testing.T) {
+		t.Run("the retired keys leave the JWKS after the longest token lifetime", func(t *testing.T) {
 			now = now.Add(time.Hour + 6*time.Minute)
 			_ = m.Reload(ctx)
-			if published()[first] || !published()[second] {
+			if published()[first] || !published()[second] || published()[firstRSA] || !published()[secondRSA] {
 				t.Fatalf("%v", published())
 			}
 		})
@@ -219,7 +225,7 @@ func TestRevoke(t *testing.T) {
 			t.Fatal(err)
 		}
 		rev, err := m.Revoke(context.Background(), pending.KID)
-		if err != nil || rev.Replacement != nil || len(store.keys) != 2 {
+		if err != nil || rev.Replacement != nil || len(store.keys) != 3 {
 			t.Fatalf("%+v %v, %d keys", rev, err, len(store.keys))
 		}
 		if err := m.Reload(context.Background()); err != nil || m.Publishes(pending.KID) || m.SigningKID() != store.keys[0].KID {
@@ -266,8 +272,106 @@ func TestRevoke(t *testing.T) {
 		if _, err := m.Revoke(context.Background(), kid); !errors.Is(err, ErrAlreadyRevoked) {
 			t.Fatalf("%v", err)
 		}
-		if len(store.keys) != 2 {
+		if len(store.keys) != 3 {
 			t.Fatalf("%d keys", len(store.keys))
+		}
+	})
+	t.Run("revoking the RS256 key makes an RS256 key in its place; the ES256 key signs on", func(t *testing.T) {
+		m, store, _ := setup(t)
+		if err := m.Reload(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		es, rs := m.SigningKIDFor(AlgES256), m.SigningKIDFor(AlgRS256)
+		rev, err := m.Revoke(context.Background(), rs)
+		if err != nil || rev.Replacement == nil || rev.Replacement.Alg != AlgRS256 {
+			t.Fatalf("%+v %v", rev, err)
+		}
+		if err := m.Reload(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if m.SigningKIDFor(AlgRS256) != rev.Replacement.KID || m.SigningKIDFor(AlgES256) != es || m.Publishes(rs) || len(store.keys) != 3 {
+			t.Fatalf("RS256 signs with %s, ES256 with %s (was %s)", m.SigningKIDFor(AlgRS256), m.SigningKIDFor(AlgES256), es)
+		}
+	})
+}
+
+func TestDescribeKeepsASuccessionPerAlgorithm(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	keys := []Key{{KID: "e1", Alg: AlgES256, ActivatesAt: t0}, {KID: "r1", Alg: AlgRS256, ActivatesAt: t0.Add(time.Hour)},
+		{KID: "e2", Alg: AlgES256, ActivatesAt: t0.Add(2 * time.Hour)}}
+	got := map[string]State{}
+	for _, s := range Describe(keys, t0.Add(3*time.Hour), time.Hour) {
+		got[s.KID] = s.State
+	}
+	// A newer RS256 key does not retire the ES256 key, nor the reverse.
+	if got["e1"] != StateRetired || got["e2"] != StateActive || got["r1"] != StateActive {
+		t.Fatalf("%v", got)
+	}
+}
+
+func TestIDTokens(t *testing.T) {
+	m := NewManager(&memStore{}, kek(), Config{RotationPeriod: 24 * time.Hour, ActivationDelay: 2 * time.Minute, RefreshInterval: time.Second, MaxTokenTTL: time.Hour}, nil)
+	ctx := context.Background()
+	if err := m.Ensure(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Reload(ctx); err != nil {
+		t.Fatal(err)
+	}
+	set, err := jwk.Parse(m.JWKS())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, alg := range Algs {
+		t.Run(alg+": typ JWT, the algorithm's signing key, verifies against the JWKS, is no access token", func(t *testing.T) {
+			tok, err := m.SignIDToken(alg, []byte(`{"sub":"1"}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			msg, err := jws.ParseString(tok)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h := msg.Signatures()[0].ProtectedHeaders()
+			if h.Type() != "JWT" || h.KeyID() != m.SigningKIDFor(alg) || h.Algorithm().String() != alg {
+				t.Fatalf("header typ %q kid %q alg %q", h.Type(), h.KeyID(), h.Algorithm())
+			}
+			if _, err := jws.Verify([]byte(tok), jws.WithKeySet(set)); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := m.Verify(tok); err == nil {
+				t.Fatal("an ID token verified as an access token")
+			}
+			if p, err := m.VerifyIDToken(tok); err != nil || string(p) != `{"sub":"1"}` {
+				t.Fatalf("VerifyIDToken: %s %v", p, err)
+			}
+			at, _ := m.Sign([]byte(`{"sub":"1"}`))
+			if _, err := m.VerifyIDToken(at); err == nil {
+				t.Fatal("an access token verified as an ID token")
+			}
+		})
+	}
+	t.Run("an unknown algorithm signs nothing", func(t *testing.T) {
+		if _, err := m.SignIDToken("HS256", []byte(`{}`)); err == nil {
+			t.Fatal("signed with HS256")
+		}
+	})
+	t.Run("the JWKS publishes one key of each algorithm, public parts only", func(t *testing.T) {
+		var doc struct {
+			Keys []map[string]any `json:"keys"`
+		}
+		if err := json.Unmarshal(m.JWKS(), &doc); err != nil {
+			t.Fatal(err)
+		}
+		algs := map[any]int{}
+		for _, k := range doc.Keys {
+			algs[k["alg"]]++
+			if k["d"] != nil || k["p"] != nil || k["use"] != "sig" {
+				t.Fatalf("%v", k)
+			}
+		}
+		if algs["ES256"] != 1 || algs["RS256"] != 1 {
+			t.Fatalf("%v", algs)
 		}
 	})
 }
@@ -317,7 +421,8 @@ func TestWebhookTokens(t *testing.T) {
 			t.Fatal(err)
 		}
 		other, _ := NewKey(kek(), time.Now(), time.Now())
-		m2 := NewManager(&memStore{keys: []Key{other}}, kek(), m.cfg, nil)
+		otherRSA, _ := NewKeyFor(AlgRS256, kek(), time.Now(), time.Now())
+		m2 := NewManager(&memStore{keys: []Key{other, otherRSA}}, kek(), m.cfg, nil)
 		if err := m2.Reload(ctx); err != nil {
 			t.Fatal(err)
 		}

@@ -92,6 +92,8 @@ func (h *Handler) Register(public, internal gin.IRouter) {
 
 	// The server bounds every request by REQUEST_TIMEOUT (libs/httpserver);
 	// the forwarded routes below are taken out of it (OwnerRoutes).
+	public.GET(PathUserInfo, append(h.Protected(ScopeOpenID), h.userInfo)...)
+	public.POST(PathUserInfo, append(h.Protected(ScopeOpenID), h.userInfo)...)
 	public.GET("/api/users/:id", append(h.Protected(ScopeProfile), h.currentUser)...)
 	public.GET("/api/v0/users/:id", append(h.Protected(ScopeUserRead), h.getUser)...)
 	public.POST("/api/v0/users/search", append(h.Protected(ScopeUserRead), h.searchUsers)...)

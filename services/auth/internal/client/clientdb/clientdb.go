@@ -21,13 +21,13 @@ type Store struct{ pool *pgxpool.Pool }
 // New returns a store over pool.
 func New(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
 
-const columns = `id, name, description, kind, secret_hash, redirect_uris, scopes, require_pkce, created_at, updated_at`
+const columns = `id, name, description, kind, secret_hash, redirect_uris, scopes, require_pkce, id_token_alg, post_logout_redirect_uris, created_at, updated_at`
 
 func scan(row pgx.Row) (client.Client, error) {
 	var c client.Client
 	var kind string
 	var scopes []string
-	err := row.Scan(&c.ID, &c.Name, &c.Description, &kind, &c.SecretHash, &c.RedirectURIs, &scopes, &c.RequirePKCE, &c.CreatedAt, &c.UpdatedAt)
+	err := row.Scan(&c.ID, &c.Name, &c.Description, &kind, &c.SecretHash, &c.RedirectURIs, &scopes, &c.RequirePKCE, &c.IDTokenAlg, &c.PostLogoutRedirectURIs, &c.CreatedAt, &c.UpdatedAt)
 	c.Kind = client.Kind(kind)
 	c.Scopes = scope.Normalize(scopes)
 	return c, err
@@ -67,11 +67,11 @@ func (s *Store) List(ctx context.Context) ([]client.Client, error) {
 func (s *Store) Create(ctx context.Context, c client.Client) (client.Client, error) {
 	for attempt := 0; attempt < 100; attempt++ {
 		row := s.pool.QueryRow(ctx, `
-			INSERT INTO clients (id, name, description, kind, secret_hash, redirect_uris, scopes, require_pkce)
-			VALUES (CASE WHEN $1 = 0 THEN nextval('clients_id_seq') ELSE $1 END, $2, $3, $4, $5, $6, $7, $8)
+			INSERT INTO clients (id, name, description, kind, secret_hash, redirect_uris, scopes, require_pkce, id_token_alg, post_logout_redirect_uris)
+			VALUES (CASE WHEN $1 = 0 THEN nextval('clients_id_seq') ELSE $1 END, $2, $3, $4, $5, $6, $7, $8, $9, $10)
 			ON CONFLICT (id) DO NOTHING
 			RETURNING `+columns,
-			c.ID, c.Name, c.Description, string(c.Kind), c.SecretHash, nonNil(c.RedirectURIs), []string(nonNil(c.Scopes)), c.RequirePKCE)
+			c.ID, c.Name, c.Description, string(c.Kind), c.SecretHash, nonNil(c.RedirectURIs), []string(nonNil(c.Scopes)), c.RequirePKCE, idTokenAlg(c), nonNil(c.PostLogoutRedirectURIs))
 		out, err := scan(row)
 		if errors.Is(err, pgx.ErrNoRows) {
 			if c.ID != 0 {
@@ -136,17 +136,19 @@ func (s *Store) Upsert(ctx context.Context, cs []client.Client) (map[int64]bool,
 		for _, c := range cs {
 			var inserted bool
 			err := tx.QueryRow(ctx, `
-				INSERT INTO clients AS c (id, name, description, kind, secret_hash, redirect_uris, scopes, require_pkce)
-				VALUES ($1, $2, $3, $4, COALESCE($5, ''::bytea), $6, $7, $8)
+				INSERT INTO clients AS c (id, name, description, kind, secret_hash, redirect_uris, scopes, require_pkce, id_token_alg, post_logout_redirect_uris)
+				VALUES ($1, $2, $3, $4, COALESCE($5, ''::bytea), $6, $7, $8, $9, $10)
 				ON CONFLICT (id) DO UPDATE SET
 					name = EXCLUDED.name, description = EXCLUDED.description, kind = EXCLUDED.kind,
 					secret_hash = COALESCE($5, c.secret_hash), redirect_uris = EXCLUDED.redirect_uris,
-					scopes = EXCLUDED.scopes, require_pkce = EXCLUDED.require_pkce, updated_at = now()
-				WHERE (c.name, c.description, c.kind, c.redirect_uris, c.scopes, c.require_pkce) IS DISTINCT FROM
-				      (EXCLUDED.name, EXCLUDED.description, EXCLUDED.kind, EXCLUDED.redirect_uris, EXCLUDED.scopes, EXCLUDED.require_pkce)
+					scopes = EXCLUDED.scopes, require_pkce = EXCLUDED.require_pkce, id_token_alg = EXCLUDED.id_token_alg,
+					post_logout_redirect_uris = EXCLUDED.post_logout_redirect_uris, updated_at = now()
+				WHERE (c.name, c.description, c.kind, c.redirect_uris, c.scopes, c.require_pkce, c.id_token_alg, c.post_logout_redirect_uris) IS DISTINCT FROM
+				      (EXCLUDED.name, EXCLUDED.description, EXCLUDED.kind, EXCLUDED.redirect_uris, EXCLUDED.scopes, EXCLUDED.require_pkce, EXCLUDED.id_token_alg,
+				       EXCLUDED.post_logout_redirect_uris)
 				   OR ($5::bytea IS NOT NULL AND c.secret_hash <> $5)
 				RETURNING (xmax = 0)`,
-				c.ID, c.Name, c.Description, string(c.Kind), c.SecretHash, nonNil(c.RedirectURIs), []string(nonNil(c.Scopes)), c.RequirePKCE).Scan(&inserted)
+				c.ID, c.Name, c.Description, string(c.Kind), c.SecretHash, nonNil(c.RedirectURIs), []string(nonNil(c.Scopes)), c.RequirePKCE, idTokenAlg(c), nonNil(c.PostLogoutRedirectURIs)).Scan(&inserted)
 			if errors.Is(err, pgx.ErrNoRows) {
 				continue // unchanged
 			}
@@ -162,6 +164,14 @@ func (s *Store) Upsert(ctx context.Context, cs []client.Client) (map[int64]bool,
 
 // IsUnavailable reports whether err means the database cannot answer.
 func IsUnavailable(err error) bool { return pgdb.IsUnavailable(err) }
+
+// idTokenAlg is c's ID token algorithm, the default when it has none.
+func idTokenAlg(c client.Client) string {
+	if c.IDTokenAlg == "" {
+		return client.IDTokenAlgs[0]
+	}
+	return c.IDTokenAlg
+}
 
 func nonNil[T any](s []T) []T {
 	if s == nil {

@@ -1,0 +1,127 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+	"github.com/coreos/go-oidc/v3/oidc"
+	"golang.org/x/oauth2"
+
+	"github.com/eventreg/eventreg/e2e/stack"
+)
+
+// Demo OpenID Connect apps (deploy/fixtures/demo.json).
+const (
+	oidcWikiID     = "520" // openid profile email phone address; RS256 ID tokens
+	oidcWikiSecret = "an-eighth-long-random-demo-secret-of-32-chars"
+)
+
+// TestOIDCRelyingPartyGoOIDC signs a user in through the gateway with a
+// relying party no one here wrote: github.com/coreos/go-oidc/v3 with
+// golang.org/x/oauth2, the person acting in headless Chromium. It verifies
+// the ID token (signature from the JWKS, iss, aud, exp), the nonce and
+// at_hash, and reads UserInfo.
+func TestOIDCRelyingPartyGoOIDC(t *testing.T) {
+	s := stack.Start(t, stack.Options{})
+	gw := s.GatewayURL
+	cb := startAuthCallback(t)
+	ctx := chromium(t)
+	bg := context.Background()
+
+	provider, err := oidc.NewProvider(bg, gw) // discovery through the gateway
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := &oauth2.Config{ClientID: oidcWikiID, ClientSecret: oidcWikiSecret, RedirectURL: authRedirectURI, Endpoint: provider.Endpoint(),
+		Scopes: []string{oidc.ScopeOpenID, "profile", "email", "phone", "address"}}
+	verifier := provider.Verifier(&oidc.Config{ClientID: oidcWikiID})
+	pkce, nonce := oauth2.GenerateVerifier(), "e2e-nonce-"+oauth2.GenerateVerifier()[:16]
+
+	var consentText string
+	run(t, ctx,
+		chromedp.Navigate(cfg.AuthCodeURL("oidc-state", oauth2.S256ChallengeOption(pkce), oidc.Nonce(nonce))),
+		signIn(authAlice, authAlicePass),
+		chromedp.WaitVisible(`button[value=authorize]`, chromedp.ByQuery),
+		chromedp.Text(`main`, &consentText, chromedp.ByQuery),
+	)
+	t.Run("the consent page says in words what signing in gives the app", func(t *testing.T) {
+		for _, want := range []string{"Convention Wiki", "Sign you in to the app", "your name, username", "email address and whether it is verified",
+			"phone number", "postal address"} {
+			if !strings.Contains(consentText, want) {
+				t.Errorf("consent page lacks %q:\n%s", want, consentText)
+			}
+		}
+	})
+	run(t, ctx, chromedp.Click(`button[value=authorize]`, chromedp.ByQuery), chromedp.WaitVisible(`#app-callback`, chromedp.ByQuery))
+	q := cb.wait(t)
+	if q.Get("state") != "oidc-state" || q.Get("iss") != gw || q.Get("code") == "" {
+		t.Fatalf("callback %v", q)
+	}
+	tok, err := cfg.Exchange(bg, q.Get("code"), oauth2.VerifierOption(pkce))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := tok.Extra("id_token").(string)
+	idt, err := verifier.Verify(bg, raw)
+	if err != nil {
+		t.Fatalf("go-oidc refuses the ID token: %v", err)
+	}
+	t.Run("the ID token: signature, issuer, audience, nonce, at_hash, subject", func(t *testing.T) {
+		if idt.Issuer != gw || idt.Nonce != nonce || idt.Subject != "1001" {
+			t.Fatalf("%+v", idt)
+		}
+		if err := idt.VerifyAccessToken(tok.AccessToken); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("oidcc-userinfo-get: go-oidc reads UserInfo through the gateway", func(t *testing.T) {
+		info, err := provider.UserInfo(bg, oauth2.StaticTokenSource(tok))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var claims map[string]any
+		if err := info.Claims(&claims); err != nil {
+			t.Fatal(err)
+		}
+		if info.Subject != idt.Subject || info.Email != "alice@example.org" || claims["preferred_username"] != "alice" || claims["address"] == nil {
+			t.Fatalf("%+v %v", info, claims)
+		}
+	})
+	t.Run("oidcc-userinfo-post-header: POST with the bearer token in the header", func(t *testing.T) {
+		req, _ := http.NewRequest(http.MethodPost, gw+"/api/users/userinfo", strings.NewReader(""))
+		req.Header.Set("Authorization", "Bearer "+tok.AccessToken)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		var m map[string]any
+		if resp.StatusCode != 200 || json.Unmarshal(body, &m) != nil || m["sub"] != "1001" || m["email"] != "alice@example.org" {
+			t.Fatalf("%d %s", resp.StatusCode, body)
+		}
+	})
+	t.Run("UserInfo with a token of an app written for the real API: 403 insufficient_scope", func(t *testing.T) {
+		bob := newAuthHTTPBrowser(t, gw)
+		badge := authApp(gw, authBadgeID, authBadgeSecret, "pii:basic")
+		oauthTok, err := badge.Exchange(context.Background(), bob.code(badge.AuthCodeURL("st"), authBob, authBobPass))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req, _ := http.NewRequest(http.MethodGet, gw+"/api/users/userinfo", nil)
+		req.Header.Set("Authorization", "Bearer "+oauthTok.AccessToken)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if h := resp.Header.Get("WWW-Authenticate"); resp.StatusCode != 403 || !strings.Contains(h, `error="insufficient_scope"`) {
+			t.Fatalf("%d %q", resp.StatusCode, h)
+		}
+	})
+}

@@ -1,0 +1,303 @@
+package server_test
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coreos/go-oidc/v3/oidc"
+	"github.com/go-jose/go-jose/v4"
+	"golang.org/x/oauth2"
+
+	"github.com/eventreg/eventreg/services/auth/internal/authtest"
+)
+
+// The OpenID Connect tests are named after the modules of the OpenID
+// Foundation's Basic OP certification plan they stand for (docs/security.md
+// lists them). Relying party: github.com/coreos/go-oidc/v3 with
+// golang.org/x/oauth2, written by others.
+
+// rp is a relying party of s: go-oidc's provider (from discovery) and
+// verifier, and x/oauth2 for the code flow.
+type rp struct {
+	provider *oidc.Provider
+	verifier *oidc.IDTokenVerifier
+	cfg      *oauth2.Config
+}
+
+func newRP(t *testing.T, s *authtest.Server, id, secret string, scopes ...string) rp {
+	t.Helper()
+	provider, err := oidc.NewProvider(bg(), s.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := oboConfig(s, id, secret, scopes...)
+	cfg.Endpoint = provider.Endpoint()
+	cfg.Endpoint.AuthStyle = oauth2.AuthStyleInHeader
+	return rp{provider: provider, verifier: provider.Verifier(&oidc.Config{ClientID: id}), cfg: cfg}
+}
+
+// signIn runs the code flow with PKCE and nonce for user and returns the
+// token response and the verified ID token.
+func (r rp) signIn(t *testing.T, s *authtest.Server, b *browser, user authtest.User, nonce string) (*oauth2.Token, *oidc.IDToken) {
+	t.Helper()
+	verifier := oauth2.GenerateVerifier()
+	code := authorize(t, s, b, r.cfg.AuthCodeURL("st", oauth2.S256ChallengeOption(verifier), oidc.Nonce(nonce)), user)
+	tok, err := exchange(t, r.cfg, code, verifier)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := tok.Extra("id_token").(string)
+	if raw == "" {
+		t.Fatalf("no id_token in %+v", tok)
+	}
+	idt, err := r.verifier.Verify(bg(), raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok, idt
+}
+
+// payload decodes the claims of a compact JWS without verifying it.
+func payload(t *testing.T, raw string) map[string]any {
+	t.Helper()
+	parts := strings.Split(raw, ".")
+	if len(parts) != 3 {
+		t.Fatalf("not a compact JWS: %q", raw)
+	}
+	b, err := base64.RawURLEncoding.DecodeString(parts[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func headerAlg(t *testing.T, raw string) string {
+	t.Helper()
+	jws, err := jose.ParseSigned(raw, []jose.SignatureAlgorithm{jose.RS256, jose.ES256})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return jws.Signatures[0].Header.Algorithm
+}
+
+func TestOIDCC_ServerMetadata(t *testing.T) {
+	s := authtest.Start(t, authtest.Options{})
+	doc := func(t *testing.T, path string) map[string]any {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, s.URL+path, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body := readAll(t, resp)
+		validate(t, req, resp, body)
+		if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+			t.Fatalf("%d %s", resp.StatusCode, body)
+		}
+		return decode(t, body)
+	}
+	oidcDoc := doc(t, "/.well-known/openid-configuration")
+	t.Run("oidcc-server: every field Discovery 1.0 requires, as supported", func(t *testing.T) {
+		strs := func(k string) []string {
+			var out []string
+			for _, v := range oidcDoc[k].([]any) {
+				out = append(out, v.(string))
+			}
+			return out
+		}
+		if oidcDoc["issuer"] != s.URL || oidcDoc["authorization_endpoint"] != s.URL+"/oauth/authorize" || oidcDoc["userinfo_endpoint"] != s.URL+"/api/users/userinfo" ||
+			oidcDoc["token_endpoint"] != s.URL+"/api/oauth/token" || oidcDoc["jwks_uri"] != s.URL+"/.well-known/jwks.json" {
+			t.Fatalf("%v", oidcDoc)
+		}
+		if !slices.Equal(strs("response_types_supported"), []string{"code"}) || !slices.Equal(strs("subject_types_supported"), []string{"public"}) ||
+			!slices.Equal(strs("id_token_signing_alg_values_supported"), []string{"RS256", "ES256"}) {
+			t.Fatalf("%v", oidcDoc)
+		}
+		for _, sc := range []string{"openid", "profile", "email", "phone", "address"} {
+			if !slices.Contains(strs("scopes_supported"), sc) {
+				t.Errorf("scopes_supported lacks %s", sc)
+			}
+		}
+		for _, c := range []string{"sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "at_hash", "sid", "name", "email", "email_verified", "phone_number", "address"} {
+			if !slices.Contains(strs("claims_supported"), c) {
+				t.Errorf("claims_supported lacks %s", c)
+			}
+		}
+		if !slices.Equal(strs("code_challenge_methods_supported"), []string{"S256"}) || oidcDoc["authorization_response_iss_parameter_supported"] != true ||
+			oidcDoc["request_uri_parameter_supported"] != false || oidcDoc["request_parameter_supported"] != false || oidcDoc["claims_parameter_supported"] != false {
+			t.Fatalf("%v", oidcDoc)
+		}
+	})
+	t.Run("the RFC 8414 document says the same", func(t *testing.T) {
+		if m := doc(t, "/.well-known/oauth-authorization-server"); !jsonEqual(m, oidcDoc) {
+			t.Fatalf("RFC 8414 %v\nOpenID %v", m, oidcDoc)
+		}
+	})
+	t.Run("go-oidc discovers the provider", func(t *testing.T) {
+		p, err := oidc.NewProvider(bg(), s.URL)
+		if err != nil || p.Endpoint().TokenURL != s.URL+"/api/oauth/token" {
+			t.Fatalf("%v", err)
+		}
+	})
+}
+
+func jsonEqual(a, b any) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return string(x) == string(y)
+}
+
+func TestOIDCC_IDToken(t *testing.T) {
+	s := authtest.Start(t, authtest.Options{})
+	wiki := newRP(t, s, authtest.WikiID, authtest.WikiSecret, "openid", "profile", "email")
+	b := newBrowser(t)
+	before := time.Now().Add(-time.Second)
+	nonce := "n-0S6_WzA2Mj+/ünï" // echoed byte for byte
+	tok, idt := wiki.signIn(t, s, b, authtest.Alice, nonce)
+	raw := tok.Extra("id_token").(string)
+	claims := payload(t, raw)
+
+	t.Run("oidcc-id-token-signature: RS256 by default, verified by go-oidc against the JWKS", func(t *testing.T) {
+		if alg := headerAlg(t, raw); alg != "RS256" {
+			t.Fatalf("alg %s", alg)
+		}
+	})
+	t.Run("oidcc-id-token-claims: iss, sub as today's, aud, exp, iat, auth_time, sid; no azp for one audience", func(t *testing.T) {
+		if idt.Issuer != s.URL || idt.Subject != "1001" || !slices.Equal(idt.Audience, []string{authtest.WikiID}) {
+			t.Fatalf("%+v", idt)
+		}
+		iat, exp, authTime := claims["iat"].(float64), claims["exp"].(float64), claims["auth_time"].(float64)
+		if exp-iat != 3600 || authTime > iat || time.Unix(int64(authTime), 0).Before(before.Truncate(time.Second)) {
+			t.Fatalf("%v", claims)
+		}
+		if claims["sid"] == nil || claims["sid"] == "" || claims["azp"] != nil {
+			t.Fatalf("%v", claims)
+		}
+	})
+	t.Run("oidcc-ensure-request-with-valid-nonce: echoed exactly", func(t *testing.T) {
+		if idt.Nonce != nonce {
+			t.Fatalf("nonce %q", idt.Nonce)
+		}
+	})
+	t.Run("at_hash binds the access token", func(t *testing.T) {
+		if err := idt.VerifyAccessToken(tok.AccessToken); err != nil || idt.AccessTokenHash == "" {
+			t.Fatalf("%v", err)
+		}
+		if err := idt.VerifyAccessToken(tok.AccessToken + "x"); err == nil {
+			t.Fatal("at_hash matches another access token")
+		}
+	})
+	t.Run("an ID token is not an access token", func(t *testing.T) {
+		req, _ := http.NewRequest(http.MethodPost, s.URL+"/api/oauth/introspect", strings.NewReader("token="+raw))
+		req.Header.Set("Content-Type", form)
+		req.SetBasicAuth(authtest.WikiID, authtest.WikiSecret)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m := decode(t, readAll(t, resp)); m["active"] != false {
+			t.Fatalf("%v", m)
+		}
+	})
+	t.Run("oidcc-refresh-token: a new ID token of the same user, auth_time and sid, without nonce", func(t *testing.T) {
+		next, err := wiki.cfg.TokenSource(bg(), &oauth2.Token{RefreshToken: tok.RefreshToken}).Token()
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw2, _ := next.Extra("id_token").(string)
+		idt2, err := wiki.verifier.Verify(bg(), raw2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c2 := payload(t, raw2)
+		if idt2.Subject != idt.Subject || c2["auth_time"] != claims["auth_time"] || c2["sid"] != claims["sid"] || c2["nonce"] != nil {
+			t.Fatalf("%v\nfirst %v", c2, claims)
+		}
+		if err := idt2.VerifyAccessToken(next.AccessToken); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("oidcc-codereuse: a code works once", func(t *testing.T) {
+		verifier := oauth2.GenerateVerifier()
+		code := authorize(t, s, b, wiki.cfg.AuthCodeURL("st", oauth2.S256ChallengeOption(verifier)), authtest.Alice)
+		if _, err := exchange(t, wiki.cfg, code, verifier); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := exchange(t, wiki.cfg, code, verifier); retrieveCode(err) != "invalid_grant" {
+			t.Fatalf("second redemption: %v", err)
+		}
+	})
+	t.Run("without a nonce the ID token has none", func(t *testing.T) {
+		verifier := oauth2.GenerateVerifier()
+		code := authorize(t, s, b, wiki.cfg.AuthCodeURL("st", oauth2.S256ChallengeOption(verifier)), authtest.Alice)
+		tok, err := exchange(t, wiki.cfg, code, verifier)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c := payload(t, tok.Extra("id_token").(string)); c["nonce"] != nil {
+			t.Fatalf("%v", c)
+		}
+	})
+	t.Run("a nonce over 512 characters is invalid_request, back at the app", func(t *testing.T) {
+		p := b.get(wiki.cfg.AuthCodeURL("st", oauth2.S256ChallengeOption(oauth2.GenerateVerifier()), oidc.Nonce(strings.Repeat("n", 513))))
+		if q := callback(t, p); q.Get("error") != "invalid_request" || q.Get("code") != "" {
+			t.Fatalf("%v", q)
+		}
+	})
+	t.Run("request and request_uri are request_not_supported; response_mode other than query is invalid_request", func(t *testing.T) {
+		for param, want := range map[string]string{"request=eyJhbGciOiJub25lIn0.e30.": "request_not_supported",
+			"request_uri=https%3A%2F%2Fapp.example%2Freq": "request_not_supported", "response_mode=form_post": "invalid_request",
+			"response_mode=fragment": "invalid_request"} {
+			p := b.get(wiki.cfg.AuthCodeURL("st", oauth2.S256ChallengeOption(oauth2.GenerateVerifier())) + "&" + param)
+			if q := callback(t, p); q.Get("error") != want || q.Get("state") != "st" || q.Get("iss") != s.URL || q.Get("code") != "" {
+				t.Errorf("%s: %v", param, q)
+			}
+		}
+		p := b.get(wiki.cfg.AuthCodeURL("st", oauth2.S256ChallengeOption(oauth2.GenerateVerifier())) + "&response_mode=query")
+		if q := callback(t, p); q.Get("code") == "" {
+			t.Fatalf("response_mode=query: %v", q)
+		}
+	})
+	t.Run("an app registered for ES256 gets ES256 ID tokens, verified by go-oidc", func(t *testing.T) {
+		forum := newRP(t, s, authtest.ForumID, authtest.ForumSecret, "openid", "email")
+		tok, _ := forum.signIn(t, s, b, authtest.Alice, "forum-nonce")
+		if alg := headerAlg(t, tok.Extra("id_token").(string)); alg != "ES256" {
+			t.Fatalf("alg %s", alg)
+		}
+	})
+}
+
+func TestWithoutOpenIDNothingChanges(t *testing.T) {
+	s := authtest.Start(t, authtest.Options{})
+	b := newBrowser(t)
+	for name, cfg := range map[string]*oauth2.Config{
+		"an app written for the real API":        oboConfig(s, authtest.BadgeID, authtest.BadgeSecret, "pii:basic", "pii:email"),
+		"an OpenID app that does not ask openid": oboConfig(s, authtest.WikiID, authtest.WikiSecret, "profile", "email"),
+	} {
+		t.Run(name+": no id_token", func(t *testing.T) {
+			verifier := oauth2.GenerateVerifier()
+			code := authorize(t, s, b, cfg.AuthCodeURL("st", oauth2.S256ChallengeOption(verifier), oidc.Nonce("ignored")), authtest.Alice)
+			tok, err := exchange(t, cfg, code, verifier)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tok.Extra("id_token") != nil {
+				t.Fatalf("id_token %v", tok.Extra("id_token"))
+			}
+			next, err := cfg.TokenSource(bg(), &oauth2.Token{RefreshToken: tok.RefreshToken}).Token()
+			if err != nil || next.Extra("id_token") != nil {
+				t.Fatalf("%v %v", err, next.Extra("id_token"))
+			}
+		})
+	}
+}

@@ -1,0 +1,1 @@
+ALTER TABLE clients DROP COLUMN id_token_alg;

@@ -1,0 +1,1 @@
+ALTER TABLE clients DROP COLUMN post_logout_redirect_uris;
