@@ -188,8 +188,8 @@ func (c *composeStack) healthChecks(t *testing.T) {
 			}
 		}
 	}
-	if checked != 7 { // postgres, redis, the four services, the gateway
-		t.Errorf("%d containers with health checks, want 7:\n%s", checked, out)
+	if checked != 8 { // postgres, redis, the five services, the gateway
+		t.Errorf("%d containers with health checks, want 8:\n%s", checked, out)
 	}
 	// The resource services start after auth is healthy: their first JWKS
 	// fetch and revocation poll succeed.

@@ -154,7 +154,7 @@ func redisFault(t *testing.T, s *stack.Stack, tracker string, app *oauth2.Config
 	for _, p := range probes {
 		polls += p.polls.Load()
 	}
-	t.Logf("readiness with redis down: %d polls of the four services' /readyz, all 200 unless reported above", polls)
+	t.Logf("readiness with redis down: %d polls of every service's /readyz, all 200 unless reported above", polls)
 	probes = nil
 
 	start()

@@ -20,7 +20,7 @@ t0=$SECONDS
 # TestImages runs the images `make images` builds; TestCompose builds its own (`up --build`)
 [ "$what" = compose ] || make --no-print-directory images IMAGE_TAG="$EVENTREG_TAG" GO_IMAGE="${GO_IMAGE:-}" RUNTIME_IMAGE="${RUNTIME_IMAGE:-}" >/tmp/eventreg-images-build.log 2>&1 \
   || { tail -n 40 /tmp/eventreg-images-build.log; echo "make images failed (log: /tmp/eventreg-images-build.log)" >&2; exit 1; }
-[ "$what" = compose ] || log "the four images built ($((SECONDS - t0)) s)"
+[ "$what" = compose ] || log "the images built ($((SECONDS - t0)) s)"
 
 out=$(mktemp)
 set +e
