@@ -26,7 +26,7 @@ import (
 	"github.com/eventreg/eventreg/libs/servicetoken"
 	"github.com/eventreg/eventreg/libs/testkit"
 	"github.com/eventreg/eventreg/libs/tokentest"
-	"github.com/eventreg/eventreg/libs/usersapitest"
+	"github.com/eventreg/eventreg/libs/usersclienttest"
 )
 
 // NewPool returns the DSN of a fresh database migrated by set and a pool on
@@ -84,7 +84,7 @@ type Env struct {
 	DSN         string
 	Convention  string
 	Pool        *pgxpool.Pool
-	Users       *usersapitest.Server
+	Users       *usersclienttest.Server
 	Tokens      *tokentest.Server
 	// Routes are the public routes the service registered.
 	Routes []gin.RouteInfo
@@ -107,7 +107,7 @@ func Start(t testing.TB, set migrations.Set, o Options, mount func(context.Conte
 	dsn, pool := NewPool(t, set)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	e := &Env{DSN: dsn, Convention: o.Convention, Pool: pool, Users: usersapitest.New(t), Tokens: tokentest.New(t)}
+	e := &Env{DSN: dsn, Convention: o.Convention, Pool: pool, Users: usersclienttest.New(t), Tokens: tokentest.New(t)}
 	cfg := Config{
 		Base: service.Base{DatabaseURL: dsn, LogLevel: "error", Config: httpserver.Config{
 			PublicAddr: "127.0.0.1:0", InternalAddr: "127.0.0.1:0", OpsAddr: "127.0.0.1:0", BodyLimit: o.BodyLimit,

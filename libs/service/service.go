@@ -89,7 +89,7 @@ type Runtime struct {
 	Pool   *pgxpool.Pool
 	Server *httpserver.Server
 	// Credentials sign this service's calls to the others' internal
-	// listeners: give them to the API clients (usersapi.NewClient, ...).
+	// listeners: give them to the API clients (usersclient.NewClient, ...).
 	Credentials *servicetoken.Signer
 	close       []func(context.Context) error
 }

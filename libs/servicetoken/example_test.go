@@ -11,7 +11,7 @@ import (
 func Example() {
 	key := servicetoken.Config{Key: "the-key-every-service-of-the-deployment-shares"}
 
-	// In auth (service.Runtime.Credentials, given to usersapi.NewClient).
+	// In auth (service.Runtime.Credentials, given to usersclient.NewClient).
 	auth := servicetoken.NewSigner(key, "auth")
 	token, _ := auth.Token("users")
 

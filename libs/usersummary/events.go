@@ -7,7 +7,7 @@ import (
 	"strconv"
 
 	"github.com/eventreg/eventreg/libs/outbox"
-	"github.com/eventreg/eventreg/libs/usersapi"
+	"github.com/eventreg/eventreg/libs/usersclient"
 )
 
 // RenderEvents returns the outbox relay's render function for records of
@@ -20,7 +20,7 @@ import (
 // still says what happened to the record. A payload that does not decode is
 // a bad row (outbox.BadRows); a users service that cannot answer fails the
 // batch, which the relay retries.
-func RenderEvents[T any](users Source, noun string, userID func(T) int64, render func(T, usersapi.UserSummary) any) outbox.RenderFunc {
+func RenderEvents[T any](users Source, noun string, userID func(T) int64, render func(T, usersclient.UserSummary) any) outbox.RenderFunc {
 	return func(ctx context.Context, rows []outbox.Row) ([]json.RawMessage, error) {
 		recs := make([]T, len(rows))
 		bad := &outbox.BadRows{}
@@ -48,7 +48,7 @@ func RenderEvents[T any](users Source, noun string, userID func(T) int64, render
 			id := userID(rec)
 			u, ok := summaries[id]
 			if !ok {
-				u = usersapi.UserSummary{ID: strconv.FormatInt(id, 10)}
+				u = usersclient.UserSummary{ID: strconv.FormatInt(id, 10)}
 			}
 			if out[i], err = json.Marshal(render(rec, u)); err != nil {
 				bad.Add(i, fmt.Errorf("rendering the %s of %s: %w", noun, rows[i].Resource, err))

@@ -3,12 +3,12 @@ package usersummary
 import (
 	"context"
 
-	"github.com/eventreg/eventreg/libs/usersapi"
+	"github.com/eventreg/eventreg/libs/usersclient"
 )
 
 // Attach joins row, a record of userID, to the user's summary. A user the
 // users service does not know makes the record as good as gone: notFound.
-func Attach[R, T any](ctx context.Context, src Source, userID int64, row R, notFound error, join func(R, usersapi.UserSummary) T) (T, error) {
+func Attach[R, T any](ctx context.Context, src Source, userID int64, row R, notFound error, join func(R, usersclient.UserSummary) T) (T, error) {
 	var zero T
 	users, err := Fetch(ctx, src, []int64{userID})
 	if err != nil {
@@ -33,7 +33,7 @@ type Page[T any] struct {
 // and joins each record to its user's summary with one Fetch for the whole
 // page. Records whose user the users service does not know are left out (as
 // Attach refuses them).
-func JoinPage[R, T any](ctx context.Context, src Source, rows []R, limit int, userID func(R) int64, join func(R, usersapi.UserSummary) T) (Page[T], error) {
+func JoinPage[R, T any](ctx context.Context, src Source, rows []R, limit int, userID func(R) int64, join func(R, usersclient.UserSummary) T) (Page[T], error) {
 	p := Page[T]{Items: make([]T, 0, len(rows))}
 	if len(rows) > limit {
 		rows, p.More = rows[:limit], true

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/eventreg/eventreg/libs/usersapi"
-	"github.com/eventreg/eventreg/libs/usersapitest"
+	"github.com/eventreg/eventreg/libs/usersclient"
+	"github.com/eventreg/eventreg/libs/usersclienttest"
 	"github.com/eventreg/eventreg/libs/usersummary"
 )
 
@@ -16,11 +16,11 @@ type joined struct {
 	user string
 }
 
-func join(r int64, u usersapi.UserSummary) joined { return joined{row: r, user: u.ID} }
+func join(r int64, u usersclient.UserSummary) joined { return joined{row: r, user: u.ID} }
 
 func TestAttach(t *testing.T) {
-	users := usersapitest.New(t, usersapitest.User(1))
-	src := usersapi.NewClient(users.URL, time.Second, nil)
+	users := usersclienttest.New(t, usersclienttest.User(1))
+	src := usersclient.NewClient(users.URL, time.Second, nil)
 	errGone := errors.New("gone")
 	t.Run("a known user is joined", func(t *testing.T) {
 		got, err := usersummary.Attach(context.Background(), src, 1, int64(1), errGone, join)
@@ -36,8 +36,8 @@ func TestAttach(t *testing.T) {
 }
 
 func TestJoinPage(t *testing.T) {
-	users := usersapitest.New(t, usersapitest.User(1), usersapitest.User(3), usersapitest.User(4))
-	src := usersapi.NewClient(users.URL, time.Second, nil)
+	users := usersclienttest.New(t, usersclienttest.User(1), usersclienttest.User(3), usersclienttest.User(4))
+	src := usersclient.NewClient(users.URL, time.Second, nil)
 	id := func(r int64) int64 { return r }
 	t.Run("an extra row means more; unknown users are left out; one call", func(t *testing.T) {
 		users.Reset()

@@ -7,12 +7,12 @@ import (
 	"fmt"
 
 	"github.com/eventreg/eventreg/libs/svcclient"
-	"github.com/eventreg/eventreg/libs/usersapi"
+	"github.com/eventreg/eventreg/libs/usersclient"
 )
 
-// Source answers batch summary requests; *usersapi.Client is one.
+// Source answers batch summary requests; *usersclient.Client is one.
 type Source interface {
-	Summaries(ctx context.Context, ids []int64) (map[int64]usersapi.UserSummary, error)
+	Summaries(ctx context.Context, ids []int64) (map[int64]usersclient.UserSummary, error)
 }
 
 // UnavailableError says the users service could not answer (down, slow,
@@ -32,10 +32,10 @@ func IsUnavailable(err error) bool {
 }
 
 // Fetch returns the summaries of ids (duplicates allowed), keyed by id; users
-// the users service does not know are absent. Up to usersapi.MaxSummaryIDs
+// the users service does not know are absent. Up to usersclient.MaxSummaryIDs
 // distinct ids (a page) cost exactly one call; more are fetched in chunks of
 // that size.
-func Fetch(ctx context.Context, src Source, ids []int64) (map[int64]usersapi.UserSummary, error) {
+func Fetch(ctx context.Context, src Source, ids []int64) (map[int64]usersclient.UserSummary, error) {
 	distinct := make([]int64, 0, len(ids))
 	seen := make(map[int64]struct{}, len(ids))
 	for _, id := range ids {
@@ -44,9 +44,9 @@ func Fetch(ctx context.Context, src Source, ids []int64) (map[int64]usersapi.Use
 			distinct = append(distinct, id)
 		}
 	}
-	out := make(map[int64]usersapi.UserSummary, len(distinct))
-	for start := 0; start < len(distinct); start += usersapi.MaxSummaryIDs {
-		end := min(start+usersapi.MaxSummaryIDs, len(distinct))
+	out := make(map[int64]usersclient.UserSummary, len(distinct))
+	for start := 0; start < len(distinct); start += usersclient.MaxSummaryIDs {
+		end := min(start+usersclient.MaxSummaryIDs, len(distinct))
 		got, err := src.Summaries(ctx, distinct[start:end])
 		if err != nil {
 			if errors.Is(err, svcclient.ErrUnavailable) || errors.Is(err, context.DeadlineExceeded) {

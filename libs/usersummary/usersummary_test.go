@@ -7,14 +7,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/eventreg/eventreg/libs/usersapi"
-	"github.com/eventreg/eventreg/libs/usersapitest"
+	"github.com/eventreg/eventreg/libs/usersclient"
+	"github.com/eventreg/eventreg/libs/usersclienttest"
 	"github.com/eventreg/eventreg/libs/usersummary"
 )
 
 func TestFetch(t *testing.T) {
-	users := usersapitest.New(t, usersapitest.User(1), usersapitest.User(2))
-	client := usersapi.NewClient(users.URL, 300*time.Millisecond, nil)
+	users := usersclienttest.New(t, usersclienttest.User(1), usersclienttest.User(2))
+	client := usersclient.NewClient(users.URL, 300*time.Millisecond, nil)
 	ctx := context.Background()
 
 	t.Run("duplicates cost nothing and unknown ids are absent", func(t *testing.T) {

@@ -11,10 +11,10 @@ import (
 
 	"github.com/eventreg/eventreg/libs/page/keyset"
 	"github.com/eventreg/eventreg/libs/testkit"
-	"github.com/eventreg/eventreg/services/users/internal/dataload"
-	"github.com/eventreg/eventreg/services/users/internal/dataload/loaddb"
 	"github.com/eventreg/eventreg/services/users/internal/user"
 	"github.com/eventreg/eventreg/services/users/internal/user/userdb"
+	"github.com/eventreg/eventreg/services/users/internal/userimport"
+	"github.com/eventreg/eventreg/services/users/internal/userimport/userimportdb"
 	"github.com/eventreg/eventreg/services/users/internal/usertest"
 )
 
@@ -42,7 +42,7 @@ func BenchmarkSearchDepth(b *testing.B) {
 	ctx := context.Background()
 	pool, _ := usertest.NewPool(b)
 	start := time.Now()
-	gen, err := dataload.Generate(ctx, loaddb.New(pool), dataload.GenerateOptions{
+	gen, err := userimport.Generate(ctx, userimportdb.New(pool), userimport.GenerateOptions{
 		Users: n, Roles: 100, Seed: 1, ConventionID: usertest.ConventionID, Progress: os.Stderr, ChunkSize: 100_000})
 	if err != nil {
 		b.Fatal(err)

@@ -24,7 +24,7 @@ import (
 	"github.com/eventreg/eventreg/libs/service"
 	"github.com/eventreg/eventreg/libs/servicetoken"
 	"github.com/eventreg/eventreg/libs/testkit"
-	"github.com/eventreg/eventreg/libs/usersapi"
+	"github.com/eventreg/eventreg/libs/usersclient"
 
 	"github.com/eventreg/eventreg/services/auth/internal/client"
 	"github.com/eventreg/eventreg/services/auth/internal/client/clientdb"
@@ -95,7 +95,7 @@ var (
 )
 
 // UsersDouble is a test double of the users service's internal API
-// (libs/usersapi: credential verification, accounts and permissions), standing in for
+// (libs/usersclient: credential verification, accounts and permissions), standing in for
 // the real users service, which is another module. It compares passwords in
 // plain text; the real service checks argon2id hashes.
 type UsersDouble struct {
@@ -174,9 +174,9 @@ func (d *UsersDouble) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	switch {
-	case r.Method == http.MethodPost && r.URL.Path == usersapi.PathVerify:
+	case r.Method == http.MethodPost && r.URL.Path == usersclient.PathVerify:
 		d.Verifications++
-		var req usersapi.VerifyRequest
+		var req usersclient.VerifyRequest
 		body, _ := io.ReadAll(r.Body)
 		if json.Unmarshal(body, &req) != nil {
 			w.WriteHeader(http.StatusBadRequest)
@@ -184,15 +184,15 @@ func (d *UsersDouble) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		for _, u := range d.users {
 			if (strings.EqualFold(u.Username, req.Username) || strings.EqualFold(u.Email, req.Username)) && u.Password == req.Password {
-				_ = json.NewEncoder(w).Encode(usersapi.VerifyResponse{UserID: u.ID})
+				_ = json.NewEncoder(w).Encode(usersclient.VerifyResponse{UserID: u.ID})
 				return
 			}
 		}
-		w.Header().Set(usersapi.AnswerHeader, usersapi.AnswerBadCredentials)
+		w.Header().Set(usersclient.AnswerHeader, usersclient.AnswerBadCredentials)
 		w.WriteHeader(http.StatusUnauthorized)
 		_, _ = w.Write([]byte(`{"errors":{"authentication":{"message":"Invalid credentials."}}}`))
-	case r.Method == http.MethodPost && r.URL.Path == usersapi.PathAccount:
-		var req usersapi.AccountRequest
+	case r.Method == http.MethodPost && r.URL.Path == usersclient.PathAccount:
+		var req usersclient.AccountRequest
 		body, _ := io.ReadAll(r.Body)
 		if json.Unmarshal(body, &req) != nil {
 			w.WriteHeader(http.StatusBadRequest)
@@ -201,22 +201,22 @@ func (d *UsersDouble) serve(w http.ResponseWriter, r *http.Request) {
 		login := strings.TrimSpace(req.Username)
 		for _, u := range d.users {
 			if strings.EqualFold(u.Username, login) || strings.EqualFold(u.Email, login) {
-				_ = json.NewEncoder(w).Encode(usersapi.AccountResponse{UserID: u.ID})
+				_ = json.NewEncoder(w).Encode(usersclient.AccountResponse{UserID: u.ID})
 				return
 			}
 		}
-		w.Header().Set(usersapi.AnswerHeader, usersapi.AnswerNoSuchUser)
+		w.Header().Set(usersclient.AnswerHeader, usersclient.AnswerNoSuchUser)
 		w.WriteHeader(http.StatusNotFound)
 		_, _ = w.Write([]byte(`{"errors":{"resource":{"message":"No such user."}}}`))
 	case r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/internal/users/") && strings.HasSuffix(r.URL.Path, "/permissions"):
 		id, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/internal/users/"), "/permissions"), 10, 64)
 		for _, u := range d.users {
 			if u.ID == id {
-				_ = json.NewEncoder(w).Encode(usersapi.PermissionsResponse{UserID: id, Permissions: u.Permissions})
+				_ = json.NewEncoder(w).Encode(usersclient.PermissionsResponse{UserID: id, Permissions: u.Permissions})
 				return
 			}
 		}
-		w.Header().Set(usersapi.AnswerHeader, usersapi.AnswerNoSuchUser)
+		w.Header().Set(usersclient.AnswerHeader, usersclient.AnswerNoSuchUser)
 		w.WriteHeader(http.StatusNotFound)
 		_, _ = w.Write([]byte(`{"errors":{"resource":{"message":"No such user."}}}`))
 	default:

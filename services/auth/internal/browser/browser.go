@@ -15,7 +15,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/eventreg/eventreg/libs/usersapi"
+	"github.com/eventreg/eventreg/libs/usersclient"
 
 	"github.com/eventreg/eventreg/services/auth/internal/authcode"
 	"github.com/eventreg/eventreg/services/auth/internal/authmetrics"
@@ -23,13 +23,13 @@ import (
 	"github.com/eventreg/eventreg/services/auth/internal/consent"
 	"github.com/eventreg/eventreg/services/auth/internal/idtoken"
 	"github.com/eventreg/eventreg/services/auth/internal/pkce"
-	"github.com/eventreg/eventreg/services/auth/internal/ratelimit"
 	"github.com/eventreg/eventreg/services/auth/internal/refreshtoken"
 	"github.com/eventreg/eventreg/services/auth/internal/scope"
 	"github.com/eventreg/eventreg/services/auth/internal/session"
+	"github.com/eventreg/eventreg/services/auth/internal/throttle"
 )
 
-// Users is what the pages need from the users service (usersapi.Client).
+// Users is what the pages need from the users service (usersclient.Client).
 type Users interface {
 	Verify(ctx context.Context, username, password string) (int64, error)
 	Permissions(ctx context.Context, userID int64) ([]string, error)
@@ -71,10 +71,10 @@ type Deps struct {
 	// within LOGIN_KNOWN_ADDRESS_TTL (KnownAddresses): guesses spread over
 	// many addresses get that budget and no more, and a stranger cannot lock
 	// the user out of the places he signs in from (decision 0091).
-	AccountAddressFailures *ratelimit.Failures
-	AddressFailures        *ratelimit.Failures
-	AccountFailures        *ratelimit.Failures
-	KnownAddresses         *ratelimit.Known
+	AccountAddressFailures *throttle.Failures
+	AddressFailures        *throttle.Failures
+	AccountFailures        *throttle.Failures
+	KnownAddresses         *throttle.Known
 	Log                    *slog.Logger
 	// Metrics counts failed sign-ins and consent decisions (nil: not counted).
 	Metrics *authmetrics.Metrics
@@ -409,7 +409,7 @@ func (h *Handler) authorize(c *gin.Context) {
 // A user who no longer exists gets the invalid request page.
 func (h *Handler) mayGrant(c *gin.Context, sess *session.Session, r request) (request, bool) {
 	perms, err := h.Users.Permissions(c.Request.Context(), sess.UserID)
-	if errors.Is(err, usersapi.ErrNotFound) {
+	if errors.Is(err, usersclient.ErrNotFound) {
 		_ = h.Sessions.Delete(c.Request.Context(), sess.ID)
 		h.setCookie(c, sessionCookie, "", -1)
 		h.invalidRequest(c, "Your account is no longer available.")
@@ -572,7 +572,7 @@ func (h *Handler) login(c *gin.Context) {
 		return
 	}
 	account := accountKey(username)
-	address := ratelimit.AddressKey(c.ClientIP())
+	address := throttle.AddressKey(c.ClientIP())
 	counted, wait, slow, err := h.countAttempt(ctx, account, address)
 	if err != nil {
 		h.log.WarnContext(ctx, "login rate limit unavailable", "error", err.Error())
@@ -584,7 +584,7 @@ func (h *Handler) login(c *gin.Context) {
 		return
 	}
 	userID, err := h.Users.Verify(ctx, username, password)
-	if errors.Is(err, usersapi.ErrBadCredentials) {
+	if errors.Is(err, usersclient.ErrBadCredentials) {
 		h.Metrics.LoginFailed()
 		h.loginFailed(c, next, username, slow)
 		return
@@ -616,7 +616,7 @@ func (h *Handler) login(c *gin.Context) {
 
 // attempt is one sign-in attempt counted by a limiter.
 type attempt struct {
-	f   *ratelimit.Failures
+	f   *throttle.Failures
 	key string
 }
 
@@ -631,7 +631,7 @@ func accountKey(login string) string {
 }
 
 // countAttempt counts a sign-in attempt for account (accountKey) from
-// address (ratelimit.AddressKey) before the password is checked,
+// address (throttle.AddressKey) before the password is checked,
 // atomically, so parallel guesses cannot all pass. It returns what it
 // counted (to refund when the attempt succeeds), the wait when a limit
 // refuses it (then nothing stays counted), and whether a failure should be

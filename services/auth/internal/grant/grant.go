@@ -27,10 +27,10 @@ import (
 	"github.com/eventreg/eventreg/services/auth/internal/authmetrics"
 	"github.com/eventreg/eventreg/services/auth/internal/client"
 	"github.com/eventreg/eventreg/services/auth/internal/idtoken"
-	"github.com/eventreg/eventreg/services/auth/internal/ratelimit"
 	"github.com/eventreg/eventreg/services/auth/internal/refreshtoken"
 	"github.com/eventreg/eventreg/services/auth/internal/scope"
 	"github.com/eventreg/eventreg/services/auth/internal/session"
+	"github.com/eventreg/eventreg/services/auth/internal/throttle"
 )
 
 // Grant types of RFC 6749.
@@ -59,14 +59,14 @@ type Service struct {
 	Denylist *refreshtoken.Denylist
 	// Sessions are the browser sessions SignOut ends.
 	Sessions *session.Store
-	// Users answers which permissions a user holds now (usersapi.Client).
+	// Users answers which permissions a user holds now (usersclient.Client).
 	Users Users
 	// ClientFailures counts failed client authentications per client and
 	// source address.
-	ClientFailures *ratelimit.Failures
+	ClientFailures *throttle.Failures
 	// TokenRequests and Revocations count each client's token and
 	// revocation requests (Throttle); nil: not limited.
-	TokenRequests, Revocations *ratelimit.Failures
+	TokenRequests, Revocations *throttle.Failures
 	Issuer                     string
 	Log                        *slog.Logger
 	// Metrics counts tokens, reuse and failures (nil: not counted).
@@ -79,7 +79,7 @@ type Service struct {
 
 // Users is what the token side needs from the users service.
 type Users interface {
-	// Permissions returns what userID holds now, usersapi.ErrNotFound when
+	// Permissions returns what userID holds now, usersclient.ErrNotFound when
 	// the user is gone.
 	Permissions(ctx context.Context, userID int64) ([]string, error)
 }
@@ -171,7 +171,7 @@ func failureKey(id, address string) string {
 // and feed entries, so no client may do it without bound. A client over
 // the limit is refused from memory; Redis failing or slow lets the request
 // through (client credentials work without Redis, and must keep working).
-func (s *Service) Throttle(ctx context.Context, limit *ratelimit.Failures, cl client.Client, what string) error {
+func (s *Service) Throttle(ctx context.Context, limit *throttle.Failures, cl client.Client, what string) error {
 	if limit == nil {
 		return nil
 	}

@@ -5,7 +5,7 @@ import (
 	"errors"
 
 	"github.com/eventreg/eventreg/libs/apierror"
-	"github.com/eventreg/eventreg/libs/usersapi"
+	"github.com/eventreg/eventreg/libs/usersclient"
 
 	"github.com/eventreg/eventreg/services/auth/internal/client"
 	"github.com/eventreg/eventreg/services/auth/internal/refreshtoken"
@@ -17,7 +17,7 @@ import (
 // left.
 func (s *Service) standing(ctx context.Context, cl client.Client, userID int64, scopes scope.Set) (scope.Set, error) {
 	perms, err := s.Users.Permissions(ctx, userID)
-	if errors.Is(err, usersapi.ErrNotFound) {
+	if errors.Is(err, usersclient.ErrNotFound) {
 		return nil, oauthErr(apierror.OAuthInvalidGrant, "The user of this grant no longer exists.")
 	}
 	if err != nil {
@@ -37,7 +37,7 @@ func (s *Service) standing(ctx context.Context, cl client.Client, userID int64, 
 // families it revoked.
 func (s *Service) UserChanged(ctx context.Context, userID int64) (int, error) {
 	perms, err := s.Users.Permissions(ctx, userID)
-	gone := errors.Is(err, usersapi.ErrNotFound)
+	gone := errors.Is(err, usersclient.ErrNotFound)
 	if err != nil && !gone {
 		return 0, apierror.DependencyFailed(usersService, err)
 	}

@@ -22,8 +22,8 @@ import (
 	"github.com/eventreg/eventreg/services/auth/internal/grant"
 	"github.com/eventreg/eventreg/services/auth/internal/idtoken"
 	"github.com/eventreg/eventreg/services/auth/internal/pkce"
-	"github.com/eventreg/eventreg/services/auth/internal/ratelimit"
 	"github.com/eventreg/eventreg/services/auth/internal/scope"
+	"github.com/eventreg/eventreg/services/auth/internal/throttle"
 )
 
 // Paths of the endpoints.
@@ -146,7 +146,7 @@ func (h *Handler) authenticate(c *gin.Context, p params) (client.Client, bool) {
 		h.reply.OAuthError(c, e)
 		return client.Client{}, false
 	}
-	cl, err := h.Grants.Authenticate(c.Request.Context(), id, secret, ratelimit.AddressKey(c.ClientIP()))
+	cl, err := h.Grants.Authenticate(c.Request.Context(), id, secret, throttle.AddressKey(c.ClientIP()))
 	if err != nil {
 		if oe := (*apierror.OAuthError)(nil); errors.As(err, &oe) && oe.Code == apierror.OAuthInvalidClient && p.basic {
 			oe.Headers = map[string]string{"WWW-Authenticate": basicChallenge}

@@ -21,7 +21,7 @@ import (
 	"github.com/eventreg/eventreg/libs/cursor"
 	"github.com/eventreg/eventreg/libs/redisdb"
 	"github.com/eventreg/eventreg/libs/service"
-	"github.com/eventreg/eventreg/libs/usersapi"
+	"github.com/eventreg/eventreg/libs/usersclient"
 
 	"github.com/eventreg/eventreg/services/auth/internal/accesstoken"
 	"github.com/eventreg/eventreg/services/auth/internal/authcode"
@@ -35,11 +35,11 @@ import (
 	"github.com/eventreg/eventreg/services/auth/internal/grant"
 	"github.com/eventreg/eventreg/services/auth/internal/grantapi"
 	"github.com/eventreg/eventreg/services/auth/internal/idtoken"
-	"github.com/eventreg/eventreg/services/auth/internal/ratelimit"
 	"github.com/eventreg/eventreg/services/auth/internal/refreshtoken"
 	"github.com/eventreg/eventreg/services/auth/internal/session"
 	"github.com/eventreg/eventreg/services/auth/internal/signing"
 	"github.com/eventreg/eventreg/services/auth/internal/signing/keydb"
+	"github.com/eventreg/eventreg/services/auth/internal/throttle"
 	"github.com/eventreg/eventreg/services/auth/internal/webhook"
 	"github.com/eventreg/eventreg/services/auth/internal/webhook/webhookdb"
 	"github.com/eventreg/eventreg/services/auth/internal/webhookapi"
@@ -60,7 +60,7 @@ type App struct {
 }
 
 // Build wires everything onto public and internal. users is the users
-// service (usersapi.Client in production, a test double in tests); metrics
+// service (usersclient.Client in production, a test double in tests); metrics
 // receives the business counters (nil: not counted).
 func Build(ctx context.Context, cfg config.Serve, log *slog.Logger, pool *pgxpool.Pool, rdb redis.UniversalClient, users browser.Users, metrics *authmetrics.Metrics, public, internal gin.IRouter) (*App, error) {
 	keys := signing.NewManager(keydb.New(pool), cfg.KEK(), signing.Config{
@@ -84,9 +84,9 @@ func Build(ctx context.Context, cfg config.Serve, log *slog.Logger, pool *pgxpoo
 
 	grants := &grant.Service{
 		Clients: clients, Tokens: tokens, IDTokens: idtoken.NewIssuer(keys, issuer, cfg.AccessTokenTTL), Codes: codes, Refresh: refresh, Denylist: denylist, Sessions: sessions, Users: users,
-		ClientFailures: ratelimit.NewFailures(rdb, "client", cfg.ClientAuthFailures, cfg.ClientFailureWindow),
-		TokenRequests:  ratelimit.NewFailures(rdb, "token", cfg.ClientTokenRequests, cfg.ClientRateWindow),
-		Revocations:    ratelimit.NewFailures(rdb, "revoke", cfg.ClientRevocations, cfg.ClientRateWindow),
+		ClientFailures: throttle.NewFailures(rdb, "client", cfg.ClientAuthFailures, cfg.ClientFailureWindow),
+		TokenRequests:  throttle.NewFailures(rdb, "token", cfg.ClientTokenRequests, cfg.ClientRateWindow),
+		Revocations:    throttle.NewFailures(rdb, "revoke", cfg.ClientRevocations, cfg.ClientRateWindow),
 		Issuer:         issuer, Log: log, Metrics: metrics,
 	}
 	grantapi.New(grants).Register(public, internal)
@@ -101,10 +101,10 @@ func Build(ctx context.Context, cfg config.Serve, log *slog.Logger, pool *pgxpoo
 	}, browser.Deps{
 		Clients: clients, Consents: consentdb.New(pool), Users: users,
 		Sessions: sessions, Codes: codes, Refresh: refresh, Hints: tokens, IDTokens: grants.IDTokens,
-		AccountAddressFailures: ratelimit.NewFailures(rdb, "login-account-address", cfg.LoginFailuresPerAccount, cfg.LoginFailureWindow),
-		AddressFailures:        ratelimit.NewFailures(rdb, "login-address", cfg.LoginFailuresPerAddress, cfg.LoginFailureWindow),
-		AccountFailures:        ratelimit.NewFailures(rdb, "login-account", cfg.LoginFailuresPerAccount, cfg.LoginFailureWindow),
-		KnownAddresses:         ratelimit.NewKnown(rdb, "login-account-address", cfg.LoginKnownAddressTTL),
+		AccountAddressFailures: throttle.NewFailures(rdb, "login-account-address", cfg.LoginFailuresPerAccount, cfg.LoginFailureWindow),
+		AddressFailures:        throttle.NewFailures(rdb, "login-address", cfg.LoginFailuresPerAddress, cfg.LoginFailureWindow),
+		AccountFailures:        throttle.NewFailures(rdb, "login-account", cfg.LoginFailuresPerAccount, cfg.LoginFailureWindow),
+		KnownAddresses:         throttle.NewKnown(rdb, "login-account-address", cfg.LoginKnownAddressTTL),
 		Log:                    log,
 		Metrics:                metrics,
 	})
@@ -242,7 +242,7 @@ func Mount(ctx context.Context, cfg config.Serve, rt *service.Runtime) (*App, er
 	// Not a readiness check: a Redis outage is answered per request (503 on the
 	// grants that need it), never by taking every replica out of the Service.
 	rt.Server.Metrics.MustRegister(redisdb.NewPoolCollector(rdb))
-	users := usersapi.NewClient(cfg.UsersInternalURL, cfg.UsersTimeout, rt.Credentials)
+	users := usersclient.NewClient(cfg.UsersInternalURL, cfg.UsersTimeout, rt.Credentials)
 	app, err := Build(ctx, cfg, rt.Log, rt.Pool, rdb, users, authmetrics.New(rt.Server.Metrics), rt.Server.Public, rt.Server.Internal)
 	if err != nil {
 		return nil, fmt.Errorf("wiring auth: %w", err)

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/eventreg/eventreg/libs/page/keyset"
-	"github.com/eventreg/eventreg/libs/usersapi"
+	"github.com/eventreg/eventreg/libs/usersclient"
 	"github.com/eventreg/eventreg/libs/usersummary"
 )
 
@@ -80,7 +80,7 @@ type Product struct {
 // WithUser is a dealer and the summary of the user who created it.
 type WithUser struct {
 	Dealer
-	User usersapi.UserSummary
+	User usersclient.UserSummary
 }
 
 // Filter narrows a search; a nil UserIDs means every user.
@@ -161,7 +161,7 @@ func (s *Service) List(ctx context.Context, convention string, ks keyset.Seek) (
 
 func userIDOf(d Dealer) int64 { return d.UserID }
 
-func withUser(d Dealer, u usersapi.UserSummary) WithUser { return WithUser{Dealer: d, User: u} }
+func withUser(d Dealer, u usersclient.UserSummary) WithUser { return WithUser{Dealer: d, User: u} }
 
 func (s *Service) conventionOr(c string) string {
 	if c != "" {

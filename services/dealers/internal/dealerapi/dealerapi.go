@@ -14,7 +14,7 @@ import (
 	"github.com/eventreg/eventreg/libs/jsonbody"
 	"github.com/eventreg/eventreg/libs/page"
 	"github.com/eventreg/eventreg/libs/userid"
-	"github.com/eventreg/eventreg/libs/usersapi"
+	"github.com/eventreg/eventreg/libs/usersclient"
 	"github.com/eventreg/eventreg/services/dealers/internal/dealer"
 )
 
@@ -91,18 +91,18 @@ func (h *Handler) search(c *gin.Context) {
 
 // dealerJSON is a dealer as the API renders it.
 type dealerJSON struct {
-	ID             string               `json:"id"`
-	Name           string               `json:"name"`
-	Email          *string              `json:"email"`
-	AddressLine1   string               `json:"addressLine1"`
-	AddressLine2   *string              `json:"addressLine2"`
-	AddressCity    string               `json:"addressCity"`
-	AddressZipcode string               `json:"addressZipcode"`
-	AddressState   string               `json:"addressState"`
-	AddressCountry string               `json:"addressCountry"`
-	User           usersapi.UserSummary `json:"user"`
-	Options        json.RawMessage      `json:"options"` // []dealer.Option as stored
-	Applications   []applicationJSON    `json:"applications"`
+	ID             string                  `json:"id"`
+	Name           string                  `json:"name"`
+	Email          *string                 `json:"email"`
+	AddressLine1   string                  `json:"addressLine1"`
+	AddressLine2   *string                 `json:"addressLine2"`
+	AddressCity    string                  `json:"addressCity"`
+	AddressZipcode string                  `json:"addressZipcode"`
+	AddressState   string                  `json:"addressState"`
+	AddressCountry string                  `json:"addressCountry"`
+	User           usersclient.UserSummary `json:"user"`
+	Options        json.RawMessage         `json:"options"` // []dealer.Option as stored
+	Applications   []applicationJSON       `json:"applications"`
 }
 
 // applicationJSON is an application as the API renders it.

@@ -2,7 +2,7 @@ package dealerapi
 
 import (
 	"github.com/eventreg/eventreg/libs/outbox"
-	"github.com/eventreg/eventreg/libs/usersapi"
+	"github.com/eventreg/eventreg/libs/usersclient"
 	"github.com/eventreg/eventreg/libs/usersummary"
 	"github.com/eventreg/eventreg/services/dealers/internal/dealer"
 )
@@ -14,7 +14,7 @@ import (
 func RenderEvents(users usersummary.Source) outbox.RenderFunc {
 	return usersummary.RenderEvents(users, "dealer",
 		func(d dealer.Dealer) int64 { return d.UserID },
-		func(d dealer.Dealer, u usersapi.UserSummary) any {
+		func(d dealer.Dealer, u usersclient.UserSummary) any {
 			return toJSON(dealer.WithUser{Dealer: d, User: u})
 		})
 }

@@ -11,8 +11,8 @@ import (
 	"github.com/eventreg/eventreg/libs/outbox"
 	"github.com/eventreg/eventreg/libs/outbox/outboxtest"
 	"github.com/eventreg/eventreg/libs/resourcetest"
-	"github.com/eventreg/eventreg/libs/usersapi"
-	"github.com/eventreg/eventreg/libs/usersapitest"
+	"github.com/eventreg/eventreg/libs/usersclient"
+	"github.com/eventreg/eventreg/libs/usersclienttest"
 	"github.com/eventreg/eventreg/services/dealers/internal/cli"
 	"github.com/eventreg/eventreg/services/dealers/internal/dealerapi"
 )
@@ -21,7 +21,7 @@ func TestEvents(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	ctx := context.Background()
 	token := e.Tokens.Service(t, "vendor:read")
-	render := dealerapi.RenderEvents(usersapi.NewClient(e.Users.URL, 2*time.Second, nil))
+	render := dealerapi.RenderEvents(usersclient.NewClient(e.Users.URL, 2*time.Second, nil))
 
 	// searchOne is the dealer as the search renders it.
 	searchOne := func(t *testing.T, id string) string {
@@ -118,7 +118,7 @@ func TestAdminCommands(t *testing.T) {
 	if out, err := e.RunCLI(t, cli.Root(), "import", file); err != nil || !strings.Contains(out, "1 inserted") {
 		t.Fatalf("import: %v %s", err, out)
 	}
-	e.Users.Add(usersapitest.User(1001))
+	e.Users.Add(usersclienttest.User(1001))
 	t.Run("importing the same file again changes nothing", func(t *testing.T) {
 		out, err := e.RunCLI(t, cli.Root(), "import", "-o", "json", file)
 		var res map[string]any

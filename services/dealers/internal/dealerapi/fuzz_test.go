@@ -7,7 +7,7 @@ import (
 
 	"github.com/eventreg/eventreg/libs/page"
 	"github.com/eventreg/eventreg/libs/resourcetest"
-	"github.com/eventreg/eventreg/libs/usersapi"
+	"github.com/eventreg/eventreg/libs/usersclient"
 	"github.com/eventreg/eventreg/services/dealers/internal/dealer"
 	"github.com/eventreg/eventreg/services/dealers/internal/dealer/dealerdb"
 	"github.com/eventreg/eventreg/services/dealers/internal/dealerapi"
@@ -18,7 +18,7 @@ import (
 // client's mistake; an empty userIds filter is answered without the store.
 func FuzzSearchBody(f *testing.F) {
 	off := resourcetest.NewOffline(f)
-	svc := dealer.NewService(dealerdb.New(off.Pool), usersapi.NewClient("http://127.0.0.1:1", 0, nil), "2026")
+	svc := dealer.NewService(dealerdb.New(off.Pool), usersclient.NewClient("http://127.0.0.1:1", 0, nil), "2026")
 	h := dealerapi.New(svc, page.Paginator{Codec: off.Cursor, Query: "dealers.search"}, off.Log, func(string) []gin.HandlerFunc { return nil })
 	gin.SetMode(gin.TestMode)
 	r := gin.New()

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/eventreg/eventreg/libs/page/keyset"
-	"github.com/eventreg/eventreg/libs/usersapi"
+	"github.com/eventreg/eventreg/libs/usersclient"
 	"github.com/eventreg/eventreg/libs/usersummary"
 )
 
@@ -57,7 +57,7 @@ type Registration struct {
 // WithUser is a registration and the summary of its user.
 type WithUser struct {
 	Registration
-	User usersapi.UserSummary
+	User usersclient.UserSummary
 }
 
 // Filter narrows a search; a nil UserIDs means every user.
@@ -158,7 +158,7 @@ func (s *Service) Orders(ctx context.Context, userID int64) ([]Order, error) {
 	return out, nil
 }
 
-func withUser(r Registration, u usersapi.UserSummary) WithUser {
+func withUser(r Registration, u usersclient.UserSummary) WithUser {
 	return WithUser{Registration: r, User: u}
 }
 

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/eventreg/eventreg/libs/resourcetest"
-	"github.com/eventreg/eventreg/libs/usersapitest"
+	"github.com/eventreg/eventreg/libs/usersclienttest"
 	"github.com/eventreg/eventreg/services/registrations/internal/cli"
 )
 
@@ -24,7 +24,7 @@ const demoFixture = `{
 
 func TestAdminCommandsAreVisibleAtOnce(t *testing.T) {
 	e := newEnv(t, envOptions{})
-	e.Users.Add(usersapitest.User(1001), usersapitest.User(1002))
+	e.Users.Add(usersclienttest.User(1001), usersclienttest.User(1002))
 	token := e.Tokens.Service(t, "registration:read")
 	file := resourcetest.WriteFixture(t, demoFixture)
 	if out, err := e.RunCLI(t, cli.Root(), "import", file); err != nil || !strings.Contains(out, "2 inserted") {

@@ -2,7 +2,7 @@ package registrationapi
 
 import (
 	"github.com/eventreg/eventreg/libs/outbox"
-	"github.com/eventreg/eventreg/libs/usersapi"
+	"github.com/eventreg/eventreg/libs/usersclient"
 	"github.com/eventreg/eventreg/libs/usersummary"
 	"github.com/eventreg/eventreg/services/registrations/internal/registration"
 )
@@ -13,7 +13,7 @@ import (
 func RenderEvents(users usersummary.Source) outbox.RenderFunc {
 	return usersummary.RenderEvents(users, "registration",
 		func(r registration.Registration) int64 { return r.UserID },
-		func(r registration.Registration, u usersapi.UserSummary) any {
+		func(r registration.Registration, u usersclient.UserSummary) any {
 			return toJSON(registration.WithUser{Registration: r, User: u})
 		})
 }

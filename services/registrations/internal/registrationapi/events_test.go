@@ -12,8 +12,8 @@ import (
 	"github.com/eventreg/eventreg/libs/outbox"
 	"github.com/eventreg/eventreg/libs/outbox/outboxtest"
 	"github.com/eventreg/eventreg/libs/resourcetest"
-	"github.com/eventreg/eventreg/libs/usersapi"
-	"github.com/eventreg/eventreg/libs/usersapitest"
+	"github.com/eventreg/eventreg/libs/usersclient"
+	"github.com/eventreg/eventreg/libs/usersclienttest"
 	"github.com/eventreg/eventreg/services/registrations/internal/cli"
 	"github.com/eventreg/eventreg/services/registrations/internal/registration"
 	"github.com/eventreg/eventreg/services/registrations/internal/registrationapi"
@@ -23,7 +23,7 @@ func TestEvents(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	ctx := context.Background()
 	token := e.Tokens.Service(t, "registration:read")
-	render := registrationapi.RenderEvents(usersapi.NewClient(e.Users.URL, 2*time.Second, nil))
+	render := registrationapi.RenderEvents(usersclient.NewClient(e.Users.URL, 2*time.Second, nil))
 
 	// expect checks the waiting events against want ("type resource"), each
 	// payload against the registration as the store reads it and each
@@ -109,7 +109,7 @@ func TestEvents(t *testing.T) {
 		if got.User["id"] != "1099" || got.User["email"] != "" || got.User["preferredName"] != nil {
 			t.Fatalf("user %v", got.User)
 		}
-		e.Users.Add(usersapitest.User(1099))
+		e.Users.Add(usersclienttest.User(1099))
 		expect(t, "registration-updated registration:2026:1099")
 	})
 	t.Run("the import command and the relay publish what the read API shows", func(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 
 	"github.com/eventreg/eventreg/libs/page"
 	"github.com/eventreg/eventreg/libs/resourcetest"
-	"github.com/eventreg/eventreg/libs/usersapi"
+	"github.com/eventreg/eventreg/libs/usersclient"
 	"github.com/eventreg/eventreg/services/registrations/internal/registration"
 	"github.com/eventreg/eventreg/services/registrations/internal/registration/registrationdb"
 	"github.com/eventreg/eventreg/services/registrations/internal/registrationapi"
@@ -19,7 +19,7 @@ import (
 // (decision 0041).
 func FuzzSearchBody(f *testing.F) {
 	off := resourcetest.NewOffline(f)
-	svc := registration.NewService(registrationdb.New(off.Pool), usersapi.NewClient("http://127.0.0.1:1", 0, nil), "2026")
+	svc := registration.NewService(registrationdb.New(off.Pool), usersclient.NewClient("http://127.0.0.1:1", 0, nil), "2026")
 	h := registrationapi.New(svc, page.Paginator{Codec: off.Cursor, Query: "registrations.search"}, off.Log, noChains{})
 	gin.SetMode(gin.TestMode)
 	r := gin.New()

@@ -8,7 +8,7 @@ import (
 	"github.com/eventreg/eventreg/libs/resourcetest"
 	"github.com/eventreg/eventreg/libs/service"
 	"github.com/eventreg/eventreg/libs/testkit"
-	"github.com/eventreg/eventreg/libs/usersapitest"
+	"github.com/eventreg/eventreg/libs/usersclienttest"
 	"github.com/eventreg/eventreg/services/registrations/internal/config"
 	"github.com/eventreg/eventreg/services/registrations/internal/registration"
 	"github.com/eventreg/eventreg/services/registrations/internal/registration/registrationdb"
@@ -52,7 +52,7 @@ func (e *env) importRegs(t testing.TB, conv string, recs ...fixture.Registration
 		t.Fatal(err)
 	}
 	for _, r := range recs {
-		e.Users.Add(usersapitest.User(r.UserID))
+		e.Users.Add(usersclienttest.User(r.UserID))
 	}
 	return res
 }

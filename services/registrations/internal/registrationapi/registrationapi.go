@@ -13,7 +13,7 @@ import (
 	"github.com/eventreg/eventreg/libs/jsonbody"
 	"github.com/eventreg/eventreg/libs/page"
 	"github.com/eventreg/eventreg/libs/userid"
-	"github.com/eventreg/eventreg/libs/usersapi"
+	"github.com/eventreg/eventreg/libs/usersclient"
 	"github.com/eventreg/eventreg/services/registrations/internal/registration"
 )
 
@@ -139,17 +139,17 @@ func (h *Handler) search(c *gin.Context) {
 
 // registrationJSON is a registration as the API renders it.
 type registrationJSON struct {
-	CreatedAt          string               `json:"createdAt"`
-	UpdatedAt          string               `json:"updatedAt"`
-	BadgeName          string               `json:"badgeName"`
-	Status             string               `json:"status"`
-	ProductName        string               `json:"productName"`
-	ProductDisplayName *string              `json:"productDisplayName"`
-	ProductID          string               `json:"productId"`
-	Options            json.RawMessage      `json:"options"` // []eventoption.Option as stored
-	Flags              json.RawMessage      `json:"flags"`   // []registration.Flag as stored
-	User               usersapi.UserSummary `json:"user"`
-	Order              *orderJSON           `json:"order"`
+	CreatedAt          string                  `json:"createdAt"`
+	UpdatedAt          string                  `json:"updatedAt"`
+	BadgeName          string                  `json:"badgeName"`
+	Status             string                  `json:"status"`
+	ProductName        string                  `json:"productName"`
+	ProductDisplayName *string                 `json:"productDisplayName"`
+	ProductID          string                  `json:"productId"`
+	Options            json.RawMessage         `json:"options"` // []eventoption.Option as stored
+	Flags              json.RawMessage         `json:"flags"`   // []registration.Flag as stored
+	User               usersclient.UserSummary `json:"user"`
+	Order              *orderJSON              `json:"order"`
 }
 
 type orderJSON struct {

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/eventreg/eventreg/libs/page"
-	"github.com/eventreg/eventreg/libs/usersapi"
+	"github.com/eventreg/eventreg/libs/usersclient"
 	"github.com/eventreg/eventreg/services/registrations/internal/registration"
 )
 
@@ -34,7 +34,7 @@ func BenchmarkRenderSearchPage(b *testing.B) {
 				Options:   options,
 				Flags:     flags,
 				CreatedAt: created, UpdatedAt: created.Add(time.Duration(i) * time.Minute)},
-			User: usersapi.UserSummary{ID: strconv.FormatInt(id, 10), FirstName: "Alex", LastName: "Müller", Username: "gen" + strconv.FormatInt(id, 10),
+			User: usersclient.UserSummary{ID: strconv.FormatInt(id, 10), FirstName: "Alex", LastName: "Müller", Username: "gen" + strconv.FormatInt(id, 10),
 				Phone: &phone, Email: "gen" + strconv.FormatInt(id, 10) + "@example.invalid"},
 		}
 	}

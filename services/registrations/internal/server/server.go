@@ -8,7 +8,7 @@ import (
 
 	"github.com/eventreg/eventreg/libs/page"
 	"github.com/eventreg/eventreg/libs/service"
-	"github.com/eventreg/eventreg/libs/usersapi"
+	"github.com/eventreg/eventreg/libs/usersclient"
 
 	"github.com/eventreg/eventreg/services/registrations/internal/config"
 	"github.com/eventreg/eventreg/services/registrations/internal/convention"
@@ -29,7 +29,7 @@ func Mount(ctx context.Context, cfg config.Serve, rt *service.Runtime) error {
 	if err != nil {
 		return err
 	}
-	users := usersapi.NewClient(cfg.UsersInternalURL, cfg.UsersTimeout, rt.Credentials)
+	users := usersclient.NewClient(cfg.UsersInternalURL, cfg.UsersTimeout, rt.Credentials)
 	svc := registration.NewService(registrationdb.New(rt.Pool), users, cfg.ConventionID)
 	registrationapi.New(svc, page.Paginator{Codec: deps.Cursor, Query: "registrations.search"}, rt.Log, deps).
 		Register(rt.Server.Public, rt.Server.Internal)

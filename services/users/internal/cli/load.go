@@ -8,10 +8,10 @@ import (
 
 	"github.com/eventreg/eventreg/libs/fixture"
 	"github.com/eventreg/eventreg/libs/service"
-	"github.com/eventreg/eventreg/services/users/internal/dataload"
-	"github.com/eventreg/eventreg/services/users/internal/dataload/loaddb"
 	"github.com/eventreg/eventreg/services/users/internal/password"
 	"github.com/eventreg/eventreg/services/users/internal/role"
+	"github.com/eventreg/eventreg/services/users/internal/userimport"
+	"github.com/eventreg/eventreg/services/users/internal/userimport/userimportdb"
 )
 
 func importCommand() *cobra.Command {
@@ -38,7 +38,7 @@ func importCommand() *cobra.Command {
 			notify = c
 		}
 		log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
-		st, err := dataload.Import(cmd.Context(), loaddb.New(a.pool), doc, a.cfg.ConventionID, password.Default, notify, log)
+		st, err := userimport.Import(cmd.Context(), userimportdb.New(a.pool), doc, a.cfg.ConventionID, password.Default, notify, log)
 		if err != nil {
 			return err
 		}
@@ -59,7 +59,7 @@ func generateCommand() *cobra.Command {
 		Short: "Load N synthetic users and R roles with memberships (benchmarks); prints progress on stderr",
 		Args:  cobra.NoArgs,
 	}
-	var opts dataload.GenerateOptions
+	var opts userimport.GenerateOptions
 	var convention string
 	cmd.Flags().IntVar(&opts.Users, "users", 0, "number of users to add")
 	cmd.Flags().IntVar(&opts.Roles, "roles", 0, "number of roles to add")
@@ -80,7 +80,7 @@ func generateCommand() *cobra.Command {
 			opts.ConventionID = convention
 		}
 		opts.Progress = cmd.ErrOrStderr()
-		res, err := dataload.Generate(cmd.Context(), loaddb.New(a.pool), opts)
+		res, err := userimport.Generate(cmd.Context(), userimportdb.New(a.pool), opts)
 		if err != nil {
 			return err
 		}

@@ -13,7 +13,7 @@ import (
 	"github.com/eventreg/eventreg/libs/authapi"
 	"github.com/eventreg/eventreg/libs/outbox"
 	"github.com/eventreg/eventreg/libs/service"
-	"github.com/eventreg/eventreg/libs/volunteersapi"
+	"github.com/eventreg/eventreg/libs/volunteersclient"
 
 	"github.com/eventreg/eventreg/services/users/internal/config"
 	"github.com/eventreg/eventreg/services/users/internal/forward"
@@ -113,7 +113,7 @@ func Mount(ctx context.Context, cfg config.Serve, rt *service.Runtime) error {
 		Log:        rt.Log,
 		Users:      users,
 		Roles:      roles,
-		Volunteers: volunteersapi.NewClient(cfg.VolunteersInternalURL, config.VolunteersTimeout, rt.Credentials),
+		Volunteers: volunteersclient.NewClient(cfg.VolunteersInternalURL, config.VolunteersTimeout, rt.Credentials),
 		Cursor:     deps.Cursor,
 		Protected:  deps.ProtectedAndLimited, // token, scope, then the per-client rate limit (RATE_LIMIT_*; fails open)
 		Metrics:    userapi.NewMetrics(rt.Server.Metrics),

@@ -62,7 +62,7 @@ type User struct {
 }
 
 // Summary is the part of a user other services show beside their own
-// records (usersapi.UserSummary).
+// records (usersclient.UserSummary).
 type Summary struct {
 	ID            int64
 	Username      string

@@ -11,11 +11,11 @@ import (
 	"github.com/eventreg/eventreg/libs/fixture"
 	"github.com/eventreg/eventreg/libs/outbox"
 	"github.com/eventreg/eventreg/libs/outbox/outboxtest"
-	"github.com/eventreg/eventreg/services/users/internal/dataload"
-	"github.com/eventreg/eventreg/services/users/internal/dataload/loaddb"
 	"github.com/eventreg/eventreg/services/users/internal/role"
 	"github.com/eventreg/eventreg/services/users/internal/user/userdb"
 	"github.com/eventreg/eventreg/services/users/internal/userapi"
+	"github.com/eventreg/eventreg/services/users/internal/userimport"
+	"github.com/eventreg/eventreg/services/users/internal/userimport/userimportdb"
 	"github.com/eventreg/eventreg/services/users/internal/usertest"
 )
 
@@ -49,9 +49,9 @@ func TestEvents(t *testing.T) {
 			}
 		}, want...)
 	}
-	load := func(t *testing.T, doc *fixture.Document) (dataload.Stats, error) {
+	load := func(t *testing.T, doc *fixture.Document) (userimport.Stats, error) {
 		t.Helper()
-		return dataload.Import(ctx, loaddb.New(e.pool), doc, usertest.ConventionID, usertest.Fast, nil, nil)
+		return userimport.Import(ctx, userimportdb.New(e.pool), doc, usertest.ConventionID, usertest.Fast, nil, nil)
 	}
 
 	t.Run("the import of new users wrote one event each", func(t *testing.T) {

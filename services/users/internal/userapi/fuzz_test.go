@@ -6,7 +6,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/eventreg/eventreg/libs/resourcetest"
-	"github.com/eventreg/eventreg/libs/volunteersapi"
+	"github.com/eventreg/eventreg/libs/volunteersclient"
 	"github.com/eventreg/eventreg/services/users/internal/password"
 	"github.com/eventreg/eventreg/services/users/internal/role"
 	"github.com/eventreg/eventreg/services/users/internal/role/roledb"
@@ -30,7 +30,7 @@ func FuzzSearchBody(f *testing.F) {
 		Log:        off.Log,
 		Users:      users,
 		Roles:      role.NewService(roledb.New(off.Pool), "2026"),
-		Volunteers: volunteersapi.NewClient("http://127.0.0.1:1", 0, nil),
+		Volunteers: volunteersclient.NewClient("http://127.0.0.1:1", 0, nil),
 		Cursor:     off.Cursor,
 		Protected:  func(string) []gin.HandlerFunc { return nil },
 	}).Register(public, internal)

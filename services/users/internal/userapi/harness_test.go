@@ -24,7 +24,7 @@ import (
 	"github.com/eventreg/eventreg/libs/servicetoken"
 	"github.com/eventreg/eventreg/libs/testkit"
 	"github.com/eventreg/eventreg/libs/tokentest"
-	"github.com/eventreg/eventreg/libs/volunteersapi"
+	"github.com/eventreg/eventreg/libs/volunteersclient"
 	"github.com/eventreg/eventreg/services/users/internal/config"
 	"github.com/eventreg/eventreg/services/users/internal/server"
 	"github.com/eventreg/eventreg/services/users/internal/usertest"
@@ -53,12 +53,12 @@ func (k *keys) obo(t *testing.T, userID, scope string) string {
 // volunteers is a test double of the volunteers service's internal API.
 type volunteers struct {
 	mu     sync.Mutex
-	status map[string]volunteersapi.Status
+	status map[string]volunteersclient.Status
 	srv    *httptest.Server
 }
 
 func newVolunteers(t *testing.T) *volunteers {
-	v := &volunteers{status: map[string]volunteersapi.Status{"1003": {IsVolunteer: true, IsDepartmentLead: true}, "1002": {IsVolunteer: true}}}
+	v := &volunteers{status: map[string]volunteersclient.Status{"1003": {IsVolunteer: true, IsDepartmentLead: true}, "1002": {IsVolunteer: true}}}
 	v.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/internal/users/"), "/volunteer-status")
 		v.mu.Lock()

@@ -16,7 +16,7 @@ import (
 
 	"github.com/eventreg/eventreg/libs/ratelimit"
 	"github.com/eventreg/eventreg/libs/testkit"
-	"github.com/eventreg/eventreg/libs/usersapi"
+	"github.com/eventreg/eventreg/libs/usersclient"
 	"github.com/eventreg/eventreg/services/users/internal/role"
 	"github.com/eventreg/eventreg/services/users/internal/role/roledb"
 	"github.com/eventreg/eventreg/services/users/internal/usertest"
@@ -420,15 +420,15 @@ func TestInternalAPI(t *testing.T) {
 		expectError(t, e.callInternal(t, "GET", "/internal/users/abc/permissions", ""), 400, "validation", "")
 	})
 	t.Run("the client reads this service's verdicts as verdicts (they carry its mark)", func(t *testing.T) {
-		c := usersapi.NewClient(e.internal, 5*time.Second, e.peer)
+		c := usersclient.NewClient(e.internal, 5*time.Second, e.peer)
 		ctx := context.Background()
-		if _, err := c.Verify(ctx, "alice", "wrong horse battery staple"); !errors.Is(err, usersapi.ErrBadCredentials) {
+		if _, err := c.Verify(ctx, "alice", "wrong horse battery staple"); !errors.Is(err, usersclient.ErrBadCredentials) {
 			t.Errorf("wrong password: %v", err)
 		}
-		if _, err := c.Account(ctx, "mallory"); !errors.Is(err, usersapi.ErrNotFound) {
+		if _, err := c.Account(ctx, "mallory"); !errors.Is(err, usersclient.ErrNotFound) {
 			t.Errorf("unknown account: %v", err)
 		}
-		if _, err := c.Permissions(ctx, 4242); !errors.Is(err, usersapi.ErrNotFound) {
+		if _, err := c.Permissions(ctx, 4242); !errors.Is(err, usersclient.ErrNotFound) {
 			t.Errorf("unknown user: %v", err)
 		}
 	})

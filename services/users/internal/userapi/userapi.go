@@ -1,5 +1,5 @@
 // Package userapi is the HTTP layer of the users service: the public API
-// routed by the gateway and the internal API (libs/usersapi) for the other
+// routed by the gateway and the internal API (libs/usersclient) for the other
 // services, both rendering errors with libs/apierror.
 package userapi
 
@@ -16,8 +16,8 @@ import (
 	"github.com/eventreg/eventreg/libs/cursor"
 	"github.com/eventreg/eventreg/libs/page"
 	"github.com/eventreg/eventreg/libs/userid"
-	"github.com/eventreg/eventreg/libs/usersapi"
-	"github.com/eventreg/eventreg/libs/volunteersapi"
+	"github.com/eventreg/eventreg/libs/usersclient"
+	"github.com/eventreg/eventreg/libs/volunteersclient"
 	"github.com/eventreg/eventreg/services/users/internal/password"
 	"github.com/eventreg/eventreg/services/users/internal/role"
 	"github.com/eventreg/eventreg/services/users/internal/user"
@@ -34,9 +34,9 @@ const (
 )
 
 // VolunteerStatus is what the current-user view needs from the volunteers
-// service (volunteersapi.Client).
+// service (volunteersclient.Client).
 type VolunteerStatus interface {
-	Status(ctx context.Context, userID int64) (volunteersapi.Status, error)
+	Status(ctx context.Context, userID int64) (volunteersclient.Status, error)
 }
 
 // Deps are the handlers' dependencies.
@@ -116,10 +116,10 @@ func (h *Handler) Register(public, internal gin.IRouter) {
 		}
 	}
 
-	internal.POST(usersapi.PathSummaries, h.summaries)
-	internal.POST(usersapi.PathVerify, h.verify)
-	internal.POST(usersapi.PathAccount, h.account)
-	internal.GET(usersapi.PathPermissions, h.permissions)
+	internal.POST(usersclient.PathSummaries, h.summaries)
+	internal.POST(usersclient.PathVerify, h.verify)
+	internal.POST(usersclient.PathAccount, h.account)
+	internal.GET(usersclient.PathPermissions, h.permissions)
 }
 
 // OwnerRoutes are the routes users forwards to the service that owns them

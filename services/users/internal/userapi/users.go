@@ -16,7 +16,7 @@ import (
 	"github.com/eventreg/eventreg/libs/page"
 	"github.com/eventreg/eventreg/libs/svcclient"
 	"github.com/eventreg/eventreg/libs/tokenauth"
-	"github.com/eventreg/eventreg/libs/volunteersapi"
+	"github.com/eventreg/eventreg/libs/volunteersclient"
 	"github.com/eventreg/eventreg/services/users/internal/role"
 	"github.com/eventreg/eventreg/services/users/internal/user"
 )
@@ -45,7 +45,7 @@ func (h *Handler) currentUser(c *gin.Context) {
 	var (
 		u    user.User
 		held []role.Held
-		vs   volunteersapi.Status
+		vs   volunteersclient.Status
 	)
 	// The three sources are independent: ask them at once.
 	g, gctx := errgroup.WithContext(ctx)

@@ -6,7 +6,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/eventreg/eventreg/libs/usersapi"
+	"github.com/eventreg/eventreg/libs/usersclient"
 	"github.com/eventreg/eventreg/services/users/internal/role"
 	"github.com/eventreg/eventreg/services/users/internal/user"
 )
@@ -43,8 +43,8 @@ func toUserView(u user.User) userView {
 	return v
 }
 
-func toSummary(u user.Summary) usersapi.UserSummary {
-	return usersapi.UserSummary{ID: strconv.FormatInt(u.ID, 10), FirstName: u.FirstName, LastName: u.LastName,
+func toSummary(u user.Summary) usersclient.UserSummary {
+	return usersclient.UserSummary{ID: strconv.FormatInt(u.ID, 10), FirstName: u.FirstName, LastName: u.LastName,
 		Username: u.Username, PreferredName: u.PreferredName, Phone: u.Phone, Email: u.Email}
 }
 

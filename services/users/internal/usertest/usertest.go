@@ -13,9 +13,9 @@ import (
 	"github.com/eventreg/eventreg/libs/fixture"
 	"github.com/eventreg/eventreg/libs/pgdb"
 	"github.com/eventreg/eventreg/libs/testkit"
-	"github.com/eventreg/eventreg/services/users/internal/dataload"
-	"github.com/eventreg/eventreg/services/users/internal/dataload/loaddb"
 	"github.com/eventreg/eventreg/services/users/internal/password"
+	"github.com/eventreg/eventreg/services/users/internal/userimport"
+	"github.com/eventreg/eventreg/services/users/internal/userimport/userimportdb"
 	"github.com/eventreg/eventreg/services/users/migrations"
 )
 
@@ -65,15 +65,15 @@ func Demo(t testing.TB) *fixture.Document {
 // that credentials verify as in production).
 func LoadDemo(t testing.TB, pool *pgxpool.Pool) {
 	t.Helper()
-	if _, err := dataload.Import(context.Background(), loaddb.New(pool), Demo(t), ConventionID, password.Default, nil, nil); err != nil {
+	if _, err := userimport.Import(context.Background(), userimportdb.New(pool), Demo(t), ConventionID, password.Default, nil, nil); err != nil {
 		t.Fatalf("importing the demo fixture: %v", err)
 	}
 }
 
 // Generate adds synthetic users and roles.
-func Generate(t testing.TB, pool *pgxpool.Pool, users, roles int) dataload.Generated {
+func Generate(t testing.TB, pool *pgxpool.Pool, users, roles int) userimport.Generated {
 	t.Helper()
-	res, err := dataload.Generate(context.Background(), loaddb.New(pool), dataload.GenerateOptions{
+	res, err := userimport.Generate(context.Background(), userimportdb.New(pool), userimport.GenerateOptions{
 		Users: users, Roles: roles, Seed: 7, ConventionID: ConventionID})
 	if err != nil {
 		t.Fatalf("generating: %v", err)

@@ -7,7 +7,7 @@ import (
 
 	"github.com/eventreg/eventreg/libs/page"
 	"github.com/eventreg/eventreg/libs/service"
-	"github.com/eventreg/eventreg/libs/usersapi"
+	"github.com/eventreg/eventreg/libs/usersclient"
 
 	"github.com/eventreg/eventreg/services/volunteers/internal/config"
 	"github.com/eventreg/eventreg/services/volunteers/internal/volunteer"
@@ -24,7 +24,7 @@ func Mount(ctx context.Context, cfg config.Serve, rt *service.Runtime) error {
 	if err != nil {
 		return err
 	}
-	users := usersapi.NewClient(cfg.UsersInternalURL, cfg.UsersTimeout, rt.Credentials)
+	users := usersclient.NewClient(cfg.UsersInternalURL, cfg.UsersTimeout, rt.Credentials)
 	svc := volunteer.NewService(volunteerdb.New(rt.Pool), users, cfg.ConventionID)
 	volunteerapi.New(svc, page.Paginator{Codec: deps.Cursor, Query: "volunteers.search"}, rt.Log, deps.ProtectedAndLimited).
 		Register(rt.Server.Public, rt.Server.Internal)

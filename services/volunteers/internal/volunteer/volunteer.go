@@ -9,7 +9,7 @@ import (
 	"github.com/eventreg/eventreg/libs/coalesce"
 	"github.com/eventreg/eventreg/libs/eventoption"
 	"github.com/eventreg/eventreg/libs/page/keyset"
-	"github.com/eventreg/eventreg/libs/usersapi"
+	"github.com/eventreg/eventreg/libs/usersclient"
 	"github.com/eventreg/eventreg/libs/usersummary"
 )
 
@@ -72,13 +72,13 @@ type Status struct {
 // WithUser is a volunteer and the summary of its user.
 type WithUser struct {
 	Volunteer
-	User usersapi.UserSummary
+	User usersclient.UserSummary
 }
 
 // DepartmentWithLeads is a department and its leads' summaries.
 type DepartmentWithLeads struct {
 	Department
-	LeadSummaries []usersapi.UserSummary
+	LeadSummaries []usersclient.UserSummary
 }
 
 // Store is what the business layer needs from storage.
@@ -152,7 +152,7 @@ func (s *Service) Search(ctx context.Context, ks keyset.Seek) (Page, error) {
 
 func userIDOf(v Volunteer) int64 { return v.UserID }
 
-func withUser(v Volunteer, u usersapi.UserSummary) WithUser {
+func withUser(v Volunteer, u usersclient.UserSummary) WithUser {
 	return WithUser{Volunteer: v, User: u}
 }
 
@@ -180,7 +180,7 @@ func (s *Service) readDepartments(ctx context.Context) ([]DepartmentWithLeads, e
 	}
 	out := make([]DepartmentWithLeads, len(deps))
 	for i, d := range deps {
-		out[i] = DepartmentWithLeads{Department: d, LeadSummaries: []usersapi.UserSummary{}}
+		out[i] = DepartmentWithLeads{Department: d, LeadSummaries: []usersclient.UserSummary{}}
 		for _, id := range d.Leads {
 			if u, ok := users[id]; ok {
 				out[i].LeadSummaries = append(out[i].LeadSummaries, u)

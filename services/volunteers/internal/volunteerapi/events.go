@@ -2,7 +2,7 @@ package volunteerapi
 
 import (
 	"github.com/eventreg/eventreg/libs/outbox"
-	"github.com/eventreg/eventreg/libs/usersapi"
+	"github.com/eventreg/eventreg/libs/usersclient"
 	"github.com/eventreg/eventreg/libs/usersummary"
 	"github.com/eventreg/eventreg/services/volunteers/internal/volunteer"
 )
@@ -13,7 +13,7 @@ import (
 func RenderEvents(users usersummary.Source) outbox.RenderFunc {
 	return usersummary.RenderEvents(users, "volunteer",
 		func(v volunteer.Volunteer) int64 { return v.UserID },
-		func(v volunteer.Volunteer, u usersapi.UserSummary) any {
+		func(v volunteer.Volunteer, u usersclient.UserSummary) any {
 			return toJSON(volunteer.WithUser{Volunteer: v, User: u})
 		})
 }

@@ -12,8 +12,8 @@ import (
 	"github.com/eventreg/eventreg/libs/fixture"
 	"github.com/eventreg/eventreg/libs/outbox"
 	"github.com/eventreg/eventreg/libs/outbox/outboxtest"
-	"github.com/eventreg/eventreg/libs/usersapi"
-	"github.com/eventreg/eventreg/libs/usersapitest"
+	"github.com/eventreg/eventreg/libs/usersclient"
+	"github.com/eventreg/eventreg/libs/usersclienttest"
 	"github.com/eventreg/eventreg/services/volunteers/internal/cli"
 	"github.com/eventreg/eventreg/services/volunteers/internal/volunteer"
 	"github.com/eventreg/eventreg/services/volunteers/internal/volunteerapi"
@@ -34,7 +34,7 @@ func TestEvents(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	ctx := context.Background()
 	token := e.Tokens.Service(t, "volunteer:read")
-	render := volunteerapi.RenderEvents(usersapi.NewClient(e.Users.URL, 2*time.Second, nil))
+	render := volunteerapi.RenderEvents(usersclient.NewClient(e.Users.URL, 2*time.Second, nil))
 
 	// expect checks the waiting events against want ("type resource"), each
 	// payload against the record as the store reads it and each rendering
@@ -118,7 +118,7 @@ func TestEvents(t *testing.T) {
 		if got.User["id"] != "1099" || got.User["username"] != "" || got.User["phone"] != nil {
 			t.Fatalf("user %v", got.User)
 		}
-		e.Users.Add(usersapitest.User(1099))
+		e.Users.Add(usersclienttest.User(1099))
 		expect(t, "volunteer-submitted volunteer:2026:1099")
 	})
 	t.Run("volunteers delete writes volunteer-deleted with the last state", func(t *testing.T) {

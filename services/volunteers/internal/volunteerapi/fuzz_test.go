@@ -7,7 +7,7 @@ import (
 
 	"github.com/eventreg/eventreg/libs/page"
 	"github.com/eventreg/eventreg/libs/resourcetest"
-	"github.com/eventreg/eventreg/libs/usersapi"
+	"github.com/eventreg/eventreg/libs/usersclient"
 	"github.com/eventreg/eventreg/services/volunteers/internal/volunteer"
 	"github.com/eventreg/eventreg/services/volunteers/internal/volunteer/volunteerdb"
 	"github.com/eventreg/eventreg/services/volunteers/internal/volunteerapi"
@@ -17,7 +17,7 @@ import (
 // with the database offline (resourcetest.FuzzSearchBody).
 func FuzzSearchBody(f *testing.F) {
 	off := resourcetest.NewOffline(f)
-	svc := volunteer.NewService(volunteerdb.New(off.Pool), usersapi.NewClient("http://127.0.0.1:1", 0, nil), "2026")
+	svc := volunteer.NewService(volunteerdb.New(off.Pool), usersclient.NewClient("http://127.0.0.1:1", 0, nil), "2026")
 	h := volunteerapi.New(svc, page.Paginator{Codec: off.Cursor, Query: "volunteers.search"}, off.Log, func(string) []gin.HandlerFunc { return nil })
 	gin.SetMode(gin.TestMode)
 	r := gin.New()

@@ -8,7 +8,7 @@ import (
 	"github.com/eventreg/eventreg/libs/resourcetest"
 	"github.com/eventreg/eventreg/libs/service"
 	"github.com/eventreg/eventreg/libs/testkit"
-	"github.com/eventreg/eventreg/libs/usersapitest"
+	"github.com/eventreg/eventreg/libs/usersclienttest"
 	"github.com/eventreg/eventreg/services/volunteers/internal/config"
 	"github.com/eventreg/eventreg/services/volunteers/internal/server"
 	"github.com/eventreg/eventreg/services/volunteers/internal/volunteer"
@@ -52,11 +52,11 @@ func (e *env) load(t testing.TB, conv string, deps []fixture.Department, vols ..
 		t.Fatal(err)
 	}
 	for _, x := range vols {
-		e.Users.Add(usersapitest.User(x.UserID))
+		e.Users.Add(usersclienttest.User(x.UserID))
 	}
 	for _, x := range deps {
 		for _, id := range x.Leads {
-			e.Users.Add(usersapitest.User(id))
+			e.Users.Add(usersclienttest.User(id))
 		}
 	}
 	return res

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/eventreg/eventreg/libs/resourcetest"
-	"github.com/eventreg/eventreg/libs/usersapitest"
+	"github.com/eventreg/eventreg/libs/usersclienttest"
 	"github.com/eventreg/eventreg/services/volunteers/internal/cli"
 )
 
@@ -26,7 +26,7 @@ const fixtureDoc = `{
 
 func TestImportCommand(t *testing.T) {
 	e := newEnv(t, envOptions{})
-	e.Users.Add(usersapitest.User(1002), usersapitest.User(1003))
+	e.Users.Add(usersclienttest.User(1002), usersclienttest.User(1003))
 	token := e.Tokens.Service(t, "volunteer:read")
 	file := resourcetest.WriteFixture(t, fixtureDoc)
 	out, err := e.RunCLI(t, cli.Root(), "import", file)

@@ -14,8 +14,8 @@ import (
 	"github.com/eventreg/eventreg/libs/jsonbody"
 	"github.com/eventreg/eventreg/libs/page"
 	"github.com/eventreg/eventreg/libs/userid"
-	"github.com/eventreg/eventreg/libs/usersapi"
-	"github.com/eventreg/eventreg/libs/volunteersapi"
+	"github.com/eventreg/eventreg/libs/usersclient"
+	"github.com/eventreg/eventreg/libs/volunteersclient"
 	"github.com/eventreg/eventreg/services/volunteers/internal/volunteer"
 )
 
@@ -46,13 +46,13 @@ var errorRules = []apireply.Rule{
 }
 
 // Register adds the public routes, behind the protected chain, to public
-// and the internal route of libs/volunteersapi to internal.
+// and the internal route of libs/volunteersclient to internal.
 func (h *Handler) Register(public, internal gin.IRouter) {
 	protected := h.protected
 	public.POST("/api/v0/volunteers/search", append(protected(Scope), h.search)...)
 	public.GET("/api/v0/users/:id/volunteer", append(protected(Scope), h.get)...)
 	public.GET("/api/v0/volunteers/departments", append(protected(Scope), h.departments)...)
-	internal.GET(volunteersapi.PathStatus, h.status)
+	internal.GET(volunteersclient.PathStatus, h.status)
 }
 
 func (h *Handler) get(c *gin.Context) {
@@ -92,7 +92,7 @@ func (h *Handler) departments(c *gin.Context) {
 	c.JSON(http.StatusOK, out)
 }
 
-// status answers the users service (libs/volunteersapi); an unknown user is
+// status answers the users service (libs/volunteersclient); an unknown user is
 // neither a volunteer nor a lead.
 func (h *Handler) status(c *gin.Context) {
 	id, ok := userid.Parse(c.Param("id"))
@@ -105,7 +105,7 @@ func (h *Handler) status(c *gin.Context) {
 		h.reply.Error(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, volunteersapi.Status{IsVolunteer: st.IsVolunteer, IsDepartmentLead: st.IsDepartmentLead})
+	c.JSON(http.StatusOK, volunteersclient.Status{IsVolunteer: st.IsVolunteer, IsDepartmentLead: st.IsDepartmentLead})
 }
 
 // volunteerJSON is a volunteer as the API renders it.
@@ -114,7 +114,7 @@ type volunteerJSON struct {
 	UpdatedAt      string                    `json:"updatedAt"`
 	ContactMethods []volunteer.ContactMethod `json:"contactMethods"`
 	Departments    []assignmentJSON          `json:"departments"`
-	User           usersapi.UserSummary      `json:"user"`
+	User           usersclient.UserSummary   `json:"user"`
 	Options        []eventoption.Option      `json:"options"`
 }
 
@@ -125,11 +125,11 @@ type assignmentJSON struct {
 }
 
 type departmentJSON struct {
-	ID              string                 `json:"id"`
-	Email           string                 `json:"email"`
-	Name            string                 `json:"name"`
-	PubliclyVisible bool                   `json:"publiclyVisible"`
-	Leads           []usersapi.UserSummary `json:"leads"`
+	ID              string                    `json:"id"`
+	Email           string                    `json:"email"`
+	Name            string                    `json:"name"`
+	PubliclyVisible bool                      `json:"publiclyVisible"`
+	Leads           []usersclient.UserSummary `json:"leads"`
 }
 
 func toJSON(v volunteer.WithUser) volunteerJSON {

@@ -12,7 +12,7 @@ import (
 
 	"github.com/eventreg/eventreg/libs/fixture"
 	"github.com/eventreg/eventreg/libs/resourcetest"
-	"github.com/eventreg/eventreg/libs/volunteersapi"
+	"github.com/eventreg/eventreg/libs/volunteersclient"
 )
 
 type summaryBody struct {
@@ -206,17 +206,17 @@ func TestVolunteerStatusForTheUsersService(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	e.load(t, convention, demoDepartments, carol(), bob())
 	e.load(t, "2025", nil, fixture.Volunteer{UserID: 1004})
-	client := volunteersapi.NewClient(e.Internal, time.Second, e.Credentials)
+	client := volunteersclient.NewClient(e.Internal, time.Second, e.Credentials)
 	cases := []struct {
 		name string
 		user int64
-		want volunteersapi.Status
+		want volunteersclient.Status
 	}{
-		{"a volunteer who leads", 1003, volunteersapi.Status{IsVolunteer: true, IsDepartmentLead: true}},
-		{"a volunteer who does not lead", 1002, volunteersapi.Status{IsVolunteer: true}},
-		{"a lead who does not volunteer", 1005, volunteersapi.Status{IsDepartmentLead: true}},
-		{"a volunteer of another convention only", 1004, volunteersapi.Status{}},
-		{"an unknown user", 424242, volunteersapi.Status{}},
+		{"a volunteer who leads", 1003, volunteersclient.Status{IsVolunteer: true, IsDepartmentLead: true}},
+		{"a volunteer who does not lead", 1002, volunteersclient.Status{IsVolunteer: true}},
+		{"a lead who does not volunteer", 1005, volunteersclient.Status{IsDepartmentLead: true}},
+		{"a volunteer of another convention only", 1004, volunteersclient.Status{}},
+		{"an unknown user", 424242, volunteersclient.Status{}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -402,7 +402,7 @@ func TestUsersServiceDown(t *testing.T) {
 	}
 	e.CheckUsersOutages(t, check)
 	t.Run("the internal status does not need the users service", func(t *testing.T) {
-		st, err := volunteersapi.NewClient(e.Internal, time.Second, e.Credentials).Status(t.Context(), 1003)
+		st, err := volunteersclient.NewClient(e.Internal, time.Second, e.Credentials).Status(t.Context(), 1003)
 		if err != nil || !st.IsVolunteer {
 			t.Fatalf("%+v %v", st, err)
 		}

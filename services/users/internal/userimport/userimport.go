@@ -1,7 +1,7 @@
-// Package dataload loads users, roles and memberships in bulk: the fixture
+// Package userimport loads users, roles and memberships in bulk: the fixture
 // import (validated, idempotent, all-or-nothing) and the synthetic data
 // generator used by benchmarks.
-package dataload
+package userimport
 
 import (
 	"context"

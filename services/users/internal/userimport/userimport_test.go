@@ -1,4 +1,4 @@
-package dataload_test
+package userimport_test
 
 import (
 	"context"
@@ -9,17 +9,17 @@ import (
 
 	"github.com/eventreg/eventreg/libs/fixture"
 	"github.com/eventreg/eventreg/libs/testkit"
-	"github.com/eventreg/eventreg/services/users/internal/dataload"
-	"github.com/eventreg/eventreg/services/users/internal/dataload/loaddb"
 	"github.com/eventreg/eventreg/services/users/internal/password"
+	"github.com/eventreg/eventreg/services/users/internal/userimport"
+	"github.com/eventreg/eventreg/services/users/internal/userimport/userimportdb"
 	"github.com/eventreg/eventreg/services/users/internal/usertest"
 )
 
 func TestMain(m *testing.M) { testkit.Main(m) }
 
-func load(t *testing.T, pool *pgxpool.Pool, doc *fixture.Document) (dataload.Stats, error) {
+func load(t *testing.T, pool *pgxpool.Pool, doc *fixture.Document) (userimport.Stats, error) {
 	t.Helper()
-	return dataload.Import(context.Background(), loaddb.New(pool), doc, usertest.ConventionID, usertest.Fast, nil, nil)
+	return userimport.Import(context.Background(), userimportdb.New(pool), doc, usertest.ConventionID, usertest.Fast, nil, nil)
 }
 
 func count(t *testing.T, pool *pgxpool.Pool, q string, args ...any) int {
@@ -48,7 +48,7 @@ func TestImportIsIdempotent(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := dataload.Stats{RolesUnchanged: 5, UsersUnchanged: 5}
+		want := userimport.Stats{RolesUnchanged: 5, UsersUnchanged: 5}
 		if st != want {
 			t.Fatalf("second import: %+v", st)
 		}
@@ -123,7 +123,7 @@ func TestImportRejectsBadFilesWhole(t *testing.T) {
 			doc := usertest.Demo(t)
 			tc.change(doc)
 			_, err := load(t, pool, doc)
-			if !dataload.IsRejected(err) {
+			if !userimport.IsRejected(err) {
 				t.Fatalf("want a rejection, got %v", err)
 			}
 			for _, w := range tc.want {
@@ -143,7 +143,7 @@ func TestImportRejectsBadFilesWhole(t *testing.T) {
 		doc := usertest.Demo(t)
 		doc.Users[0].Roles = []fixture.RoleGrant{{ID: 99, Scope: "global"}}
 		_, err := load(t, pool, doc)
-		if !dataload.IsRejected(err) || !strings.Contains(err.Error(), "user 1001: roles: role 99 is neither in the file nor stored") {
+		if !userimport.IsRejected(err) || !strings.Contains(err.Error(), "user 1001: roles: role 99 is neither in the file nor stored") {
 			t.Fatalf("got %v", err)
 		}
 		if n := count(t, pool, `SELECT count(*) FROM users`); n != 0 {
@@ -160,7 +160,7 @@ func TestImportRefusesClashesWithStoredUsers(t *testing.T) {
 	doc := &fixture.Document{Users: []fixture.User{{ID: 2000, Username: "ALICE", Email: "new@example.org",
 		FirstName: "A", LastName: "B", BornAt: "2000-01-01"}}}
 	_, err := load(t, pool, doc)
-	if !dataload.IsRejected(err) || !strings.Contains(err.Error(), `user 2000: username: "ALICE" is already used by stored user 1001`) {
+	if !userimport.IsRejected(err) || !strings.Contains(err.Error(), `user 2000: username: "ALICE" is already used by stored user 1001`) {
 		t.Fatalf("got %v", err)
 	}
 	if n := count(t, pool, `SELECT count(*) FROM users WHERE id = 2000`); n != 0 {
@@ -172,14 +172,14 @@ func TestConventionScopedMembershipsNeedAConvention(t *testing.T) {
 	pool, _ := usertest.NewPool(t)
 	doc := usertest.Demo(t)
 	doc.ConventionID = ""
-	_, err := dataload.Import(context.Background(), loaddb.New(pool), doc, "", usertest.Fast, nil, nil)
-	if !dataload.IsRejected(err) || !strings.Contains(err.Error(), "scope: convention needs conventionId") {
+	_, err := userimport.Import(context.Background(), userimportdb.New(pool), doc, "", usertest.Fast, nil, nil)
+	if !userimport.IsRejected(err) || !strings.Contains(err.Error(), "scope: convention needs conventionId") {
 		t.Fatalf("got %v", err)
 	}
 	t.Run("the file's convention wins over the default", func(t *testing.T) {
 		doc := usertest.Demo(t)
 		doc.ConventionID = "2030"
-		if _, err := dataload.Import(context.Background(), loaddb.New(pool), doc, "2026", usertest.Fast, nil, nil); err != nil {
+		if _, err := userimport.Import(context.Background(), userimportdb.New(pool), doc, "2026", usertest.Fast, nil, nil); err != nil {
 			t.Fatal(err)
 		}
 		if n := count(t, pool, `SELECT count(*) FROM role_members WHERE convention_id = '2030'`); n != 3 {
@@ -192,15 +192,15 @@ func TestGenerate(t *testing.T) {
 	pool, _ := usertest.NewPool(t)
 	usertest.LoadDemo(t, pool)
 	var progress strings.Builder
-	res, err := dataload.Generate(context.Background(), loaddb.New(pool), dataload.GenerateOptions{
+	res, err := userimport.Generate(context.Background(), userimportdb.New(pool), userimport.GenerateOptions{
 		Users: 2500, Roles: 10, Seed: 3, ConventionID: "2026", ChunkSize: 1000, Progress: &progress})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.FirstUserID != dataload.FirstGeneratedID || res.LastUserID != dataload.FirstGeneratedID+2499 || res.FirstRoleID != 6 || res.LastRoleID != 15 {
+	if res.FirstUserID != userimport.FirstGeneratedID || res.LastUserID != userimport.FirstGeneratedID+2499 || res.FirstRoleID != 6 || res.LastRoleID != 15 {
 		t.Fatalf("result %+v", res)
 	}
-	if n := count(t, pool, `SELECT count(*) FROM users WHERE id >= $1`, dataload.FirstGeneratedID); n != 2500 {
+	if n := count(t, pool, `SELECT count(*) FROM users WHERE id >= $1`, userimport.FirstGeneratedID); n != 2500 {
 		t.Fatalf("%d users", n)
 	}
 	if n := count(t, pool, `SELECT count(*) FROM role_members WHERE role_id >= 6`); int64(n) != res.Memberships || n < 2500 {
@@ -210,7 +210,7 @@ func TestGenerate(t *testing.T) {
 		t.Fatalf("progress:\n%s", progress.String())
 	}
 	t.Run("a second run goes above the first", func(t *testing.T) {
-		res2, err := dataload.Generate(context.Background(), loaddb.New(pool), dataload.GenerateOptions{Users: 10, Roles: 1, Seed: 3})
+		res2, err := userimport.Generate(context.Background(), userimportdb.New(pool), userimport.GenerateOptions{Users: 10, Roles: 1, Seed: 3})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -222,7 +222,7 @@ func TestGenerate(t *testing.T) {
 
 func TestPasswordsOfTheImportVerify(t *testing.T) {
 	pool, _ := usertest.NewPool(t)
-	if _, err := dataload.Import(context.Background(), loaddb.New(pool), usertest.Demo(t), "2026", usertest.Fast, nil, nil); err != nil {
+	if _, err := userimport.Import(context.Background(), userimportdb.New(pool), usertest.Demo(t), "2026", usertest.Fast, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	var h string

@@ -1,4 +1,4 @@
-package volunteersapi_test
+package volunteersclient_test
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/eventreg/eventreg/libs/svcclient"
-	"github.com/eventreg/eventreg/libs/volunteersapi"
+	"github.com/eventreg/eventreg/libs/volunteersclient"
 )
 
 func TestStatus(t *testing.T) {
@@ -21,11 +21,11 @@ func TestStatus(t *testing.T) {
 		w.Write([]byte(`{"isVolunteer":true,"isDepartmentLead":true}`))
 	}))
 	defer srv.Close()
-	st, err := volunteersapi.NewClient(srv.URL, time.Second, nil).Status(context.Background(), 1003)
+	st, err := volunteersclient.NewClient(srv.URL, time.Second, nil).Status(context.Background(), 1003)
 	if err != nil || !st.IsVolunteer || !st.IsDepartmentLead {
 		t.Fatalf("%+v %v", st, err)
 	}
-	_, err = volunteersapi.NewClient("http://127.0.0.1:1", time.Second, nil).Status(context.Background(), 1003)
+	_, err = volunteersclient.NewClient("http://127.0.0.1:1", time.Second, nil).Status(context.Background(), 1003)
 	if !errors.Is(err, svcclient.ErrUnavailable) {
 		t.Fatalf("down: %v", err)
 	}

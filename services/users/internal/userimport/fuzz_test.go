@@ -1,4 +1,4 @@
-package dataload
+package userimport
 
 import (
 	"strings"

@@ -1,7 +1,7 @@
-// Package usersapi is the users service's internal API: the wire types and a
+// Package usersclient is the users service's internal API: the wire types and a
 // client, shared by the users service (server side) and by auth, volunteers
 // and registrations (callers). Paths are on the users internal listener.
-package usersapi
+package usersclient
 
 import (
 	"context"
@@ -119,7 +119,7 @@ func (c *Client) Summaries(ctx context.Context, ids []int64) (map[int64]UserSumm
 		return out, nil
 	}
 	if len(ids) > MaxSummaryIDs {
-		return nil, fmt.Errorf("usersapi: %d ids in one call, at most %d", len(ids), MaxSummaryIDs)
+		return nil, fmt.Errorf("usersclient: %d ids in one call, at most %d", len(ids), MaxSummaryIDs)
 	}
 	var resp SummariesResponse
 	if err := c.c.Do(ctx, http.MethodPost, PathSummaries, SummariesRequest{IDs: ids}, &resp); err != nil {

@@ -1,7 +1,7 @@
-// Package loaddb is the PostgreSQL side of bulk loading: the fixture import
+// Package userimportdb is the PostgreSQL side of bulk loading: the fixture import
 // (COPY into temporary tables, then set-based upserts in one transaction) and
 // the generator's COPY of synthetic users.
-package loaddb
+package userimportdb
 
 import (
 	"context"
@@ -13,13 +13,13 @@ import (
 
 	"github.com/eventreg/eventreg/libs/fixture"
 	"github.com/eventreg/eventreg/libs/outbox"
-	"github.com/eventreg/eventreg/services/users/internal/dataload"
 	"github.com/eventreg/eventreg/services/users/internal/role"
 	"github.com/eventreg/eventreg/services/users/internal/user"
 	"github.com/eventreg/eventreg/services/users/internal/user/userdb"
+	"github.com/eventreg/eventreg/services/users/internal/userimport"
 )
 
-// Store implements dataload.Store.
+// Store implements userimport.Store.
 type Store struct{ pool *pgxpool.Pool }
 
 // New returns a store over pool.
@@ -40,7 +40,7 @@ func values(u user.User, hash *string) []any {
 	return v
 }
 
-// PasswordHashes implements dataload.Store.
+// PasswordHashes implements userimport.Store.
 func (s *Store) PasswordHashes(ctx context.Context, ids []int64) (map[int64]string, error) {
 	rows, err := s.pool.Query(ctx, `SELECT id, password_hash FROM users WHERE id = ANY($1) AND password_hash IS NOT NULL`, ids)
 	if err != nil {
@@ -56,14 +56,14 @@ func (s *Store) PasswordHashes(ctx context.Context, ids []int64) (map[int64]stri
 	return out, nil
 }
 
-// Import implements dataload.Store. A user it creates, whose service view
+// Import implements userimport.Store. A user it creates, whose service view
 // it changes or whose memberships it changes gets one user-updated event,
 // carrying the user as read at the end, in the same transaction. The users
 // it returns lost a membership, or hold (globally or for the batch's
 // convention) a role that lost a permission; each gets a
 // role.NarrowedEvent notice in the same transaction too.
-func (s *Store) Import(ctx context.Context, b dataload.Batch) (dataload.Stats, []int64, error) {
-	var st dataload.Stats
+func (s *Store) Import(ctx context.Context, b userimport.Batch) (userimport.Stats, []int64, error) {
+	var st userimport.Stats
 	var narrowed []int64
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var problems fixture.Problems
@@ -76,14 +76,14 @@ func (s *Store) Import(ctx context.Context, b dataload.Batch) (dataload.Stats, [
 			return err
 		}
 		if len(problems) > 0 {
-			return &dataload.RejectedError{Problems: problems}
+			return &userimport.RejectedError{Problems: problems}
 		}
 		members, removedFrom, err := importMemberships(ctx, tx, b, &st, &problems)
 		if err != nil {
 			return err
 		}
 		if len(problems) > 0 {
-			return &dataload.RejectedError{Problems: problems}
+			return &userimport.RejectedError{Problems: problems}
 		}
 		narrowed = append(shrunk, removedFrom...)
 		slices.Sort(narrowed)
@@ -103,14 +103,14 @@ func (s *Store) Import(ctx context.Context, b dataload.Batch) (dataload.Stats, [
 		return outbox.Add(ctx, tx, events...)
 	})
 	if err != nil {
-		return dataload.Stats{}, nil, err
+		return userimport.Stats{}, nil, err
 	}
 	return st, narrowed, nil
 }
 
 // importRoles upserts the roles and returns the ids of the users who hold,
 // globally or for conventionID, a role whose permissions it narrowed.
-func importRoles(ctx context.Context, tx pgx.Tx, roles []role.Role, conventionID string, st *dataload.Stats, problems *fixture.Problems) ([]int64, error) {
+func importRoles(ctx context.Context, tx pgx.Tx, roles []role.Role, conventionID string, st *userimport.Stats, problems *fixture.Problems) ([]int64, error) {
 	if _, err := tx.Exec(ctx, `CREATE TEMP TABLE import_roles (id bigint PRIMARY KEY, name text NOT NULL, permissions text[] NOT NULL, grantable boolean NOT NULL) ON COMMIT DROP`); err != nil {
 		return nil, fmt.Errorf("preparing the role import: %w", err)
 	}
@@ -173,7 +173,7 @@ const viewColumns = `username, email, email_verified, first_name, last_name, pre
 // importUsers upserts the users and returns the ids of those it inserted or
 // whose service view it changed, and of the stored users whose password it
 // changed or removed.
-func importUsers(ctx context.Context, tx pgx.Tx, users []dataload.UserRow, st *dataload.Stats, problems *fixture.Problems) (changed, rekeyed []int64, err error) {
+func importUsers(ctx context.Context, tx pgx.Tx, users []userimport.UserRow, st *userimport.Stats, problems *fixture.Problems) (changed, rekeyed []int64, err error) {
 	if _, err := tx.Exec(ctx, `CREATE TEMP TABLE import_users (LIKE users INCLUDING DEFAULTS) ON COMMIT DROP;
 		ALTER TABLE import_users ADD PRIMARY KEY (id)`); err != nil {
 		return nil, nil, fmt.Errorf("preparing the user import: %w", err)
@@ -247,7 +247,7 @@ func importUsers(ctx context.Context, tx pgx.Tx, users []dataload.UserRow, st *d
 // importMemberships sets the memberships of the users that list roles and
 // returns the ids of the users whose memberships it changed (duplicates
 // allowed), and of those it took a membership from.
-func importMemberships(ctx context.Context, tx pgx.Tx, b dataload.Batch, st *dataload.Stats, problems *fixture.Problems) (changed, removedFrom []int64, err error) {
+func importMemberships(ctx context.Context, tx pgx.Tx, b userimport.Batch, st *userimport.Stats, problems *fixture.Problems) (changed, removedFrom []int64, err error) {
 	if _, err := tx.Exec(ctx, `CREATE TEMP TABLE import_owners (user_id bigint PRIMARY KEY) ON COMMIT DROP;
 		CREATE TEMP TABLE import_members (role_id bigint, user_id bigint, convention_id text, PRIMARY KEY (role_id, user_id, convention_id)) ON COMMIT DROP`); err != nil {
 		return nil, nil, fmt.Errorf("preparing the membership import: %w", err)
@@ -329,7 +329,7 @@ func writeEvents(ctx context.Context, tx pgx.Tx, ids []int64) error {
 
 func uniqueViolation(err error) bool { return userdb.DuplicateField(err) != "" }
 
-// MaxIDs implements dataload.Generator.
+// MaxIDs implements userimport.Generator.
 func (s *Store) MaxIDs(ctx context.Context) (int64, int64, error) {
 	var u, r int64
 	err := s.pool.QueryRow(ctx, `SELECT (SELECT coalesce(max(id), 0) FROM users), (SELECT coalesce(max(id), 0) FROM roles)`).Scan(&u, &r)
@@ -339,7 +339,7 @@ func (s *Store) MaxIDs(ctx context.Context) (int64, int64, error) {
 	return u, r, nil
 }
 
-// InsertRoles implements dataload.Generator.
+// InsertRoles implements userimport.Generator.
 func (s *Store) InsertRoles(ctx context.Context, roles []role.Role) error {
 	_, err := s.pool.CopyFrom(ctx, pgx.Identifier{"roles"}, []string{"id", "name", "permissions"},
 		pgx.CopyFromSlice(len(roles), func(i int) ([]any, error) {
@@ -351,8 +351,8 @@ func (s *Store) InsertRoles(ctx context.Context, roles []role.Role) error {
 	return nil
 }
 
-// CopyUsers implements dataload.Generator.
-func (s *Store) CopyUsers(ctx context.Context, users []user.User, members []dataload.Membership) error {
+// CopyUsers implements userimport.Generator.
+func (s *Store) CopyUsers(ctx context.Context, users []user.User, members []userimport.Membership) error {
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"users"}, userColumns, pgx.CopyFromSlice(len(users), func(i int) ([]any, error) {
 			return values(users[i], nil), nil
@@ -372,7 +372,7 @@ func (s *Store) CopyUsers(ctx context.Context, users []user.User, members []data
 	})
 }
 
-// Analyze implements dataload.Generator: fresh statistics after a bulk load,
+// Analyze implements userimport.Generator: fresh statistics after a bulk load,
 // so the planner picks the index scans.
 func (s *Store) Analyze(ctx context.Context) error {
 	if _, err := s.pool.Exec(ctx, `ANALYZE users; ANALYZE roles; ANALYZE role_members`); err != nil {
@@ -381,4 +381,4 @@ func (s *Store) Analyze(ctx context.Context) error {
 	return nil
 }
 
-var _ dataload.Store = (*Store)(nil)
+var _ userimport.Store = (*Store)(nil)

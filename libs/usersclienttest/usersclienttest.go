@@ -1,5 +1,5 @@
-// Package usersapitest is a test double of the users service's internal summaries endpoint (POST /internal/users/summaries) that counts its calls, can be taken down or slowed, and records the trace context it receives.
-package usersapitest
+// Package usersclienttest is a test double of the users service's internal summaries endpoint (POST /internal/users/summaries) that counts its calls, can be taken down or slowed, and records the trace context it receives.
+package usersclienttest
 
 import (
 	"encoding/json"
@@ -11,18 +11,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/eventreg/eventreg/libs/usersapi"
+	"github.com/eventreg/eventreg/libs/usersclient"
 )
 
 // Server answers summaries for the users it holds; unknown ids are absent,
 // as the real endpoint does.
 type Server struct {
-	// URL is the base URL to give usersapi.NewClient.
+	// URL is the base URL to give usersclient.NewClient.
 	URL string
 
 	srv   *httptest.Server
 	mu    sync.Mutex
-	users map[int64]usersapi.UserSummary
+	users map[int64]usersclient.UserSummary
 	calls [][]int64
 	trace []string
 	delay time.Duration
@@ -31,9 +31,9 @@ type Server struct {
 }
 
 // New starts the double with users; it stops when t ends.
-func New(t testing.TB, users ...usersapi.UserSummary) *Server {
+func New(t testing.TB, users ...usersclient.UserSummary) *Server {
 	t.Helper()
-	s := &Server{users: map[int64]usersapi.UserSummary{}}
+	s := &Server{users: map[int64]usersclient.UserSummary{}}
 	s.Add(users...)
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	s.URL = s.srv.URL
@@ -42,23 +42,23 @@ func New(t testing.TB, users ...usersapi.UserSummary) *Server {
 }
 
 // Add stores more users.
-func (s *Server) Add(users ...usersapi.UserSummary) {
+func (s *Server) Add(users ...usersclient.UserSummary) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, u := range users {
 		id, err := strconv.ParseInt(u.ID, 10, 64)
 		if err != nil {
-			panic("usersapitest: user id " + u.ID + " is not a number")
+			panic("usersclienttest: user id " + u.ID + " is not a number")
 		}
 		s.users[id] = u
 	}
 }
 
 // User returns a plausible summary for id.
-func User(id int64) usersapi.UserSummary {
+func User(id int64) usersclient.UserSummary {
 	n := strconv.FormatInt(id, 10)
 	phone := "+1555" + n
-	return usersapi.UserSummary{ID: n, FirstName: "First" + n, LastName: "Last" + n, Username: "user" + n,
+	return usersclient.UserSummary{ID: n, FirstName: "First" + n, LastName: "Last" + n, Username: "user" + n,
 		Phone: &phone, Email: "user" + n + "@example.org"}
 }
 
@@ -101,12 +101,12 @@ func (s *Server) SetStatus(status int) {
 func (s *Server) Close() { s.srv.Close() }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost || r.URL.Path != usersapi.PathSummaries {
+	if r.Method != http.MethodPost || r.URL.Path != usersclient.PathSummaries {
 		http.Error(w, `{"errors":{"resource":{"message":"No such endpoint."}}}`, http.StatusNotFound)
 		return
 	}
-	var req usersapi.SummariesRequest
-	if err := json.NewDecoder(r.Body).Decode(&req); err != nil || len(req.IDs) > usersapi.MaxSummaryIDs {
+	var req usersclient.SummariesRequest
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil || len(req.IDs) > usersclient.MaxSummaryIDs {
 		http.Error(w, `{"errors":{"validation":{"message":"bad request"}}}`, http.StatusBadRequest)
 		return
 	}
@@ -114,7 +114,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.calls = append(s.calls, req.IDs)
 	s.trace = append(s.trace, r.Header.Get("traceparent"))
 	delay, fail := s.delay, s.fail
-	resp := usersapi.SummariesResponse{Data: []usersapi.UserSummary{}}
+	resp := usersclient.SummariesResponse{Data: []usersclient.UserSummary{}}
 	for _, id := range req.IDs {
 		if u, ok := s.users[id]; ok {
 			resp.Data = append(resp.Data, u)

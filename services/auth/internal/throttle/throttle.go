@@ -1,5 +1,5 @@
-// Package ratelimit throttles repeated failures (sign-in attempts, client authentication per client) with a GCRA limiter in Redis shared by every replica.
-package ratelimit
+// Package throttle throttles repeated failures (sign-in attempts, client authentication per client) with a GCRA limiter in Redis shared by every replica.
+package throttle
 
 import (
 	"context"

@@ -1,6 +1,6 @@
-// Package volunteersapi is the volunteers service's internal API used by the
+// Package volunteersclient is the volunteers service's internal API used by the
 // users service: whether a user volunteers and leads a department.
-package volunteersapi
+package volunteersclient
 
 import (
 	"context"
