@@ -15,6 +15,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/eventreg/eventreg/libs/ratelimit"
 	"github.com/eventreg/eventreg/libs/usersclient"
 
 	"github.com/eventreg/eventreg/services/auth/internal/authcode"
@@ -572,7 +573,7 @@ func (h *Handler) login(c *gin.Context) {
 		return
 	}
 	account := accountKey(username)
-	address := throttle.AddressKey(c.ClientIP())
+	address := ratelimit.AddressKey(c.ClientIP())
 	counted, wait, slow, err := h.countAttempt(ctx, account, address)
 	if err != nil {
 		h.log.WarnContext(ctx, "login rate limit unavailable", "error", err.Error())
@@ -631,7 +632,7 @@ func accountKey(login string) string {
 }
 
 // countAttempt counts a sign-in attempt for account (accountKey) from
-// address (throttle.AddressKey) before the password is checked,
+// address (ratelimit.AddressKey) before the password is checked,
 // atomically, so parallel guesses cannot all pass. It returns what it
 // counted (to refund when the attempt succeeds), the wait when a limit
 // refuses it (then nothing stays counted), and whether a failure should be

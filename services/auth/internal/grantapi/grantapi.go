@@ -16,6 +16,7 @@ import (
 	"github.com/eventreg/eventreg/libs/apireply"
 	"github.com/eventreg/eventreg/libs/authapi"
 	"github.com/eventreg/eventreg/libs/httpserver"
+	"github.com/eventreg/eventreg/libs/ratelimit"
 
 	"github.com/eventreg/eventreg/services/auth/internal/accesstoken"
 	"github.com/eventreg/eventreg/services/auth/internal/client"
@@ -23,7 +24,6 @@ import (
 	"github.com/eventreg/eventreg/services/auth/internal/idtoken"
 	"github.com/eventreg/eventreg/services/auth/internal/pkce"
 	"github.com/eventreg/eventreg/services/auth/internal/scope"
-	"github.com/eventreg/eventreg/services/auth/internal/throttle"
 )
 
 // Paths of the endpoints.
@@ -146,7 +146,7 @@ func (h *Handler) authenticate(c *gin.Context, p params) (client.Client, bool) {
 		h.reply.OAuthError(c, e)
 		return client.Client{}, false
 	}
-	cl, err := h.Grants.Authenticate(c.Request.Context(), id, secret, throttle.AddressKey(c.ClientIP()))
+	cl, err := h.Grants.Authenticate(c.Request.Context(), id, secret, ratelimit.AddressKey(c.ClientIP()))
 	if err != nil {
 		if oe := (*apierror.OAuthError)(nil); errors.As(err, &oe) && oe.Code == apierror.OAuthInvalidClient && p.basic {
 			oe.Headers = map[string]string{"WWW-Authenticate": basicChallenge}
