@@ -19,6 +19,7 @@ import (
 	"github.com/eventreg/eventreg/libs/ratelimit"
 
 	"github.com/eventreg/eventreg/services/auth/internal/accesstoken"
+	"github.com/eventreg/eventreg/services/auth/internal/authorize"
 	"github.com/eventreg/eventreg/services/auth/internal/client"
 	"github.com/eventreg/eventreg/services/auth/internal/grant"
 	"github.com/eventreg/eventreg/services/auth/internal/idtoken"
@@ -252,7 +253,7 @@ func (h *Handler) metadata(c *gin.Context) {
 		"end_session_endpoint":                           iss + PathLogout,
 		"scopes_supported":                               scope.All(),
 		"response_types_supported":                       []string{"code"},
-		"response_modes_supported":                       []string{"query"},
+		"response_modes_supported":                       authorize.ResponseModes,
 		"grant_types_supported":                          []string{grant.TypeAuthorizationCode, grant.TypeRefreshToken, grant.TypeClientCredentials},
 		"token_endpoint_auth_methods_supported":          auth,
 		"revocation_endpoint_auth_methods_supported":     auth,
