@@ -126,7 +126,7 @@ type formField struct{ Name, Value string }
 // renderFormPost answers with resp in the form_post response mode: a page
 // whose form the browser posts to the app's redirect URI at once (a script
 // allowed by its nonce), or when it runs no script at the press of a
-// button.
+// button (decision 0109).
 func (h *Handler) renderFormPost(c *gin.Context, resp authorize.Response) {
 	var fields []formField
 	for _, k := range slices.Sorted(maps.Keys(resp.Params)) {
