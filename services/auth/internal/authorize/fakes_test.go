@@ -2,7 +2,6 @@ package authorize_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -11,6 +10,7 @@ import (
 	"github.com/eventreg/eventreg/services/auth/internal/authcode"
 	"github.com/eventreg/eventreg/services/auth/internal/authorize"
 	"github.com/eventreg/eventreg/services/auth/internal/client"
+	"github.com/eventreg/eventreg/services/auth/internal/client/clienttest"
 	"github.com/eventreg/eventreg/services/auth/internal/consent"
 	"github.com/eventreg/eventreg/services/auth/internal/idtoken"
 	"github.com/eventreg/eventreg/services/auth/internal/scope"
@@ -28,19 +28,6 @@ const (
 
 var app = client.Client{ID: appID, Name: "Wiki", Kind: client.KindOBO, RedirectURIs: []string{redirect},
 	Scopes: scope.Parse("openid profile admin:ticket:read"), RequirePKCE: false}
-
-type clients map[int64]client.Client
-
-func (c clients) Lookup(_ context.Context, id int64) (client.Client, error) {
-	if id == 999 {
-		return client.Client{}, errors.New("registry down")
-	}
-	cl, ok := c[id]
-	if !ok {
-		return client.Client{}, client.ErrNotFound
-	}
-	return cl, nil
-}
 
 type consents map[[2]int64]consent.Consent
 
@@ -137,7 +124,7 @@ type world struct {
 func newWorld() *world {
 	w := &world{consents: consents{}, sessions: &sessions{}, store: &store{}, now: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)}
 	w.svc = &authorize.Service{
-		Clients:  clients{appID: app, serviceID: {ID: serviceID, Kind: client.KindService, RedirectURIs: []string{redirect}, Scopes: scope.Parse("user:read")}},
+		Clients:  clienttest.Registry{appID: app, serviceID: {ID: serviceID, Kind: client.KindService, RedirectURIs: []string{redirect}, Scopes: scope.Parse("user:read")}},
 		Consents: w.consents, Users: users{7: nil, 9: {"admin:ticket:read"}}, Sessions: w.sessions, Codes: w.store, Families: w.store,
 		IDTokens: hints{}, Issuer: issuer, Now: func() time.Time { return w.now },
 	}

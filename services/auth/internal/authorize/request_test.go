@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/eventreg/eventreg/services/auth/internal/authorize"
+	"github.com/eventreg/eventreg/services/auth/internal/client/clienttest"
 )
 
 // challenge is a well-formed S256 code challenge.
@@ -54,7 +56,7 @@ func TestParseUntrusted(t *testing.T) {
 		})
 	}
 	t.Run("a registry that cannot answer is neither", func(t *testing.T) {
-		_, err := newWorld().svc.Parse(context.Background(), query(map[string]string{"client_id": "999"}))
+		_, err := newWorld().svc.Parse(context.Background(), query(map[string]string{"client_id": strconv.Itoa(clienttest.Unreachable)}))
 		var untrusted *authorize.UntrustedError
 		var refused *authorize.Error
 		if err == nil || errors.As(err, &untrusted) || errors.As(err, &refused) {
@@ -108,7 +110,7 @@ func TestParseRefusals(t *testing.T) {
 		w := newWorld()
 		strict := app
 		strict.RequirePKCE = true
-		w.svc.Clients = clients{appID: strict}
+		w.svc.Clients = clienttest.Registry{appID: strict}
 		_, err := w.svc.Parse(context.Background(), query(map[string]string{"code_challenge": "", "code_challenge_method": ""}))
 		var refused *authorize.Error
 		if !errors.As(err, &refused) || refused.Code != "invalid_request" {

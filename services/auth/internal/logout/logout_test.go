@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/eventreg/eventreg/services/auth/internal/accesstoken"
 	"github.com/eventreg/eventreg/services/auth/internal/client"
+	"github.com/eventreg/eventreg/services/auth/internal/client/clienttest"
 	"github.com/eventreg/eventreg/services/auth/internal/idtoken"
 	"github.com/eventreg/eventreg/services/auth/internal/logout"
 )
@@ -20,19 +22,6 @@ const (
 	wikiHint  = "id-token-of-520"
 	forumHint = "id-token-of-521"
 )
-
-type clients map[int64]client.Client
-
-func (c clients) Lookup(_ context.Context, id int64) (client.Client, error) {
-	if id == 999 {
-		return client.Client{}, errors.New("registry down")
-	}
-	cl, ok := c[id]
-	if !ok {
-		return client.Client{}, client.ErrNotFound
-	}
-	return cl, nil
-}
 
 type accessHints struct{}
 
@@ -65,7 +54,7 @@ func (s *sessions) Delete(_ context.Context, id string) error {
 func newService() (*logout.Service, *sessions) {
 	s := &sessions{}
 	return &logout.Service{
-		Clients: clients{
+		Clients: clienttest.Registry{
 			520: {ID: 520, Kind: client.KindOBO, RedirectURIs: []string{wikiCB}, PostLogoutRedirectURIs: []string{wikiBack}},
 			521: {ID: 521, Kind: client.KindOBO, RedirectURIs: []string{"https://forum.example/cb"}},
 		},
@@ -128,7 +117,7 @@ func TestCheckRefuses(t *testing.T) {
 	}
 	t.Run("a registry that cannot answer is no invalid request", func(t *testing.T) {
 		svc, _ := newService()
-		_, err := svc.Check(context.Background(), logout.Request{ClientID: "999", PostLogoutRedirectURI: wikiBack})
+		_, err := svc.Check(context.Background(), logout.Request{ClientID: strconv.Itoa(clienttest.Unreachable), PostLogoutRedirectURI: wikiBack})
 		var invalid *logout.InvalidError
 		if err == nil || errors.As(err, &invalid) {
 			t.Fatalf("err %v", err)

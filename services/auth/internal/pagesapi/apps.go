@@ -50,16 +50,8 @@ func (h *Handler) apps(c *gin.Context) {
 
 // revokeApp withdraws the user's authorization of an app.
 func (h *Handler) revokeApp(c *gin.Context) {
-	if !h.csrfValid(c) {
-		h.csrfFailed(c)
-		return
-	}
-	sess, ok := h.currentSession(c)
+	sess, ok := h.formSession(c, appsLogin)
 	if !ok {
-		return
-	}
-	if sess == nil {
-		c.Redirect(http.StatusSeeOther, appsLogin)
 		return
 	}
 	id, ok := client.ParseID(c.PostForm("client_id"))

@@ -13,17 +13,15 @@ import (
 // authorize is the authorization endpoint: sign-in page, consent page or
 // the answer to the app, as the rules decide.
 func (h *Handler) authorize(c *gin.Context) {
-	ctx := c.Request.Context()
-	r, err := h.rules.Authorize.Parse(ctx, c.Request.URL.Query())
-	if err != nil {
-		h.authorizeFailed(c, r, err)
+	r, ok := h.parse(c)
+	if !ok {
 		return
 	}
 	sess, ok := h.currentSession(c)
 	if !ok {
 		return
 	}
-	out, err := h.rules.Authorize.Authorize(ctx, sess, r)
+	out, err := h.rules.Authorize.Authorize(c.Request.Context(), sess, r)
 	if err != nil {
 		h.authorizeFailed(c, r, err)
 		return
@@ -41,22 +39,12 @@ func (h *Handler) authorize(c *gin.Context) {
 
 // decide handles the consent form: Authorize or Deny, all or nothing.
 func (h *Handler) decide(c *gin.Context) {
-	ctx := c.Request.Context()
-	r, err := h.rules.Authorize.Parse(ctx, c.Request.URL.Query())
-	if err != nil {
-		h.authorizeFailed(c, r, err)
-		return
-	}
-	if !h.csrfValid(c) {
-		h.csrfFailed(c)
-		return
-	}
-	sess, ok := h.currentSession(c)
+	r, ok := h.parse(c)
 	if !ok {
 		return
 	}
-	if sess == nil {
-		c.Redirect(http.StatusSeeOther, c.Request.URL.RequestURI())
+	sess, ok := h.formSession(c, c.Request.URL.RequestURI())
+	if !ok {
 		return
 	}
 	var authorized bool
@@ -68,12 +56,22 @@ func (h *Handler) decide(c *gin.Context) {
 		h.invalidRequest(c, "The form did not say Authorize or Deny.")
 		return
 	}
-	resp, err := h.rules.Authorize.Decide(ctx, *sess, r, authorized)
+	resp, err := h.rules.Authorize.Decide(c.Request.Context(), *sess, r, authorized)
 	if err != nil {
 		h.authorizeFailed(c, r, err)
 		return
 	}
 	h.respond(c, resp)
+}
+
+// parse validates the authorization request; ok is false when it answered.
+func (h *Handler) parse(c *gin.Context) (authorize.Request, bool) {
+	r, err := h.rules.Authorize.Parse(c.Request.Context(), c.Request.URL.Query())
+	if err != nil {
+		h.authorizeFailed(c, r, err)
+		return r, false
+	}
+	return r, true
 }
 
 // authorizeFailed answers an error of the authorization rules for r.

@@ -83,3 +83,21 @@ func (h *Handler) currentSession(c *gin.Context) (sess *session.Session, ok bool
 	}
 	return sess, true
 }
+
+// formSession checks the CSRF token of a form that needs a signed-in user
+// and returns the session; without one the browser goes to signIn. ok is
+// false when it answered.
+func (h *Handler) formSession(c *gin.Context, signIn string) (sess *session.Session, ok bool) {
+	if !h.csrfValid(c) {
+		h.csrfFailed(c)
+		return nil, false
+	}
+	if sess, ok = h.currentSession(c); !ok {
+		return nil, false
+	}
+	if sess == nil {
+		c.Redirect(http.StatusSeeOther, signIn)
+		return nil, false
+	}
+	return sess, true
+}

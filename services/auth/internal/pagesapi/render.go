@@ -41,24 +41,16 @@ func parsePages() (*pages, error) {
 		return t, nil
 	}
 	var p pages
-	var err error
-	if p.login, err = load("login.html"); err != nil {
-		return nil, err
-	}
-	if p.consent, err = load("consent.html"); err != nil {
-		return nil, err
-	}
-	if p.message, err = load("message.html"); err != nil {
-		return nil, err
-	}
-	if p.apps, err = load("apps.html"); err != nil {
-		return nil, err
-	}
-	if p.logout, err = load("logout.html"); err != nil {
-		return nil, err
-	}
-	if p.formPost, err = load("form_post.html"); err != nil {
-		return nil, err
+	for _, page := range []struct {
+		t    **template.Template
+		file string
+	}{{&p.login, "login.html"}, {&p.consent, "consent.html"}, {&p.message, "message.html"}, {&p.apps, "apps.html"},
+		{&p.logout, "logout.html"}, {&p.formPost, "form_post.html"}} {
+		t, err := load(page.file)
+		if err != nil {
+			return nil, err
+		}
+		*page.t = t
 	}
 	return &p, nil
 }
