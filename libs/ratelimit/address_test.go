@@ -61,12 +61,20 @@ func TestLimitsEachAddressOfARouteWithoutToken(t *testing.T) {
 }
 
 func TestAddressKey(t *testing.T) {
-	for in, want := range map[string]string{
-		"192.0.2.7": "192.0.2.7", "::ffff:192.0.2.7": "192.0.2.7",
-		"2001:db8::1": "2001:db8::/64", "2001:db8:0:0:ffff::1%eth0": "2001:db8::/64", "not-an-ip": "not-an-ip",
+	for _, tc := range []struct{ name, ip, want string }{
+		{"an IPv4 address is its own key", "192.0.2.7", "192.0.2.7"},
+		{"an IPv4-mapped IPv6 address is the IPv4 address", "::ffff:192.0.2.7", "192.0.2.7"},
+		{"an IPv6 address counts under its 64-bit prefix", "2001:db8:1:2:aaaa:bbbb:cccc:dddd", "2001:db8:1:2::/64"},
+		{"two addresses of one 64-bit prefix share a key", "2001:db8::1", "2001:db8::/64"},
+		{"a zone does not make a new key", "2001:db8:0:0:ffff::1%eth0", "2001:db8::/64"},
+		{"a link-local address with a zone counts under its prefix", "fe80::1%eth0", "fe80::/64"},
+		{"anything else counts under itself", "not-an-ip", "not-an-ip"},
+		{"no address counts under itself", "", ""},
 	} {
-		if got := ratelimit.AddressKey(in); got != want {
-			t.Errorf("AddressKey(%q) = %q, want %q", in, got, want)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			if got := ratelimit.AddressKey(tc.ip); got != tc.want {
+				t.Errorf("AddressKey(%q) = %q, want %q", tc.ip, got, tc.want)
+			}
+		})
 	}
 }

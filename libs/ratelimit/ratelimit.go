@@ -152,9 +152,9 @@ func (l *Limiter) AddressMiddleware() gin.HandlerFunc {
 
 // AddressKey is the key of an address's budget: an IPv4 address as it is,
 // an IPv6 address by its /64 (what one host or site usually holds), so
-// that one host cannot spread its requests over 2^64 keys. auth's login
-// throttling keys addresses the same way (its own ratelimit.AddressKey: its
-// business packages may not import this HTTP middleware's package).
+// that one host cannot spread its requests over 2^64 keys. auth's sign-in
+// and client-authentication throttling key addresses with it too: their
+// HTTP handlers pass the key to the business packages.
 func AddressKey(ip string) string {
 	a, err := netip.ParseAddr(ip)
 	if err != nil {

@@ -16,14 +16,15 @@ import (
 	"github.com/eventreg/eventreg/libs/apireply"
 	"github.com/eventreg/eventreg/libs/authapi"
 	"github.com/eventreg/eventreg/libs/httpserver"
+	"github.com/eventreg/eventreg/libs/ratelimit"
 
 	"github.com/eventreg/eventreg/services/auth/internal/accesstoken"
+	"github.com/eventreg/eventreg/services/auth/internal/authorize"
 	"github.com/eventreg/eventreg/services/auth/internal/client"
 	"github.com/eventreg/eventreg/services/auth/internal/grant"
 	"github.com/eventreg/eventreg/services/auth/internal/idtoken"
 	"github.com/eventreg/eventreg/services/auth/internal/pkce"
 	"github.com/eventreg/eventreg/services/auth/internal/scope"
-	"github.com/eventreg/eventreg/services/auth/internal/throttle"
 )
 
 // Paths of the endpoints.
@@ -146,7 +147,7 @@ func (h *Handler) authenticate(c *gin.Context, p params) (client.Client, bool) {
 		h.reply.OAuthError(c, e)
 		return client.Client{}, false
 	}
-	cl, err := h.Grants.Authenticate(c.Request.Context(), id, secret, throttle.AddressKey(c.ClientIP()))
+	cl, err := h.Grants.Authenticate(c.Request.Context(), id, secret, ratelimit.AddressKey(c.ClientIP()))
 	if err != nil {
 		if oe := (*apierror.OAuthError)(nil); errors.As(err, &oe) && oe.Code == apierror.OAuthInvalidClient && p.basic {
 			oe.Headers = map[string]string{"WWW-Authenticate": basicChallenge}
@@ -252,7 +253,7 @@ func (h *Handler) metadata(c *gin.Context) {
 		"end_session_endpoint":                           iss + PathLogout,
 		"scopes_supported":                               scope.All(),
 		"response_types_supported":                       []string{"code"},
-		"response_modes_supported":                       []string{"query"},
+		"response_modes_supported":                       authorize.ResponseModes,
 		"grant_types_supported":                          []string{grant.TypeAuthorizationCode, grant.TypeRefreshToken, grant.TypeClientCredentials},
 		"token_endpoint_auth_methods_supported":          auth,
 		"revocation_endpoint_auth_methods_supported":     auth,

@@ -135,3 +135,31 @@ func firstRaw(t *testing.T, r rp, s *authtest.Server, b *browser) string {
 	tok, _ := r.signIn(t, s, b, authtest.Alice, "hint")
 	return tok.Extra("id_token").(string)
 }
+
+// TestOIDCC_PromptNoneNeedsInteraction: prompt=none answers
+// interaction_required when the page it may not show would do more than ask
+// consent (OpenID Connect Core §3.1.2.6; decision 0108).
+func TestOIDCC_PromptNoneNeedsInteraction(t *testing.T) {
+	s := authtest.Start(t, authtest.Options{})
+	staff := oboConfig(s, authtest.StaffID, authtest.StaffSecret, "pii:basic", "user:read")
+	b := newBrowser(t)
+	consentPage := b.follow(s.URL, b.login(s.URL, b.get(staff.AuthCodeURL("st")), authtest.Bob.Username, authtest.Bob.Password))
+	silent := staff.AuthCodeURL("st", oauth2.SetAuthURLParam("prompt", "none"))
+
+	t.Run("a user lacking a sensitive scope asked, the app not yet authorized: interaction_required, not consent_required", func(t *testing.T) {
+		q := callback(t, b.get(silent))
+		if q.Get("error") != "interaction_required" || q.Get("code") != "" || q.Get("state") != "st" || q.Get("iss") != s.URL {
+			t.Fatalf("%v", q)
+		}
+	})
+	t.Run("once the user granted the rest, the same request gets a code without a page, for the rest", func(t *testing.T) {
+		if q := callback(t, b.decide(s.URL, consentPage, "authorize")); q.Get("code") == "" {
+			t.Fatalf("%v", q)
+		}
+		q := callback(t, b.get(silent))
+		tok, err := exchange(t, staff, q.Get("code"), "")
+		if err != nil || tok.Extra("scope") != "pii:basic" {
+			t.Fatalf("%v %v %+v", q, err, tok)
+		}
+	})
+}

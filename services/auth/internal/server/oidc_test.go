@@ -254,10 +254,10 @@ func TestOIDCC_IDToken(t *testing.T) {
 			t.Fatalf("%v", q)
 		}
 	})
-	t.Run("request and request_uri are request_not_supported; response_mode other than query is invalid_request", func(t *testing.T) {
+	t.Run("request and request_uri are request_not_supported; a response_mode other than query or form_post is invalid_request", func(t *testing.T) {
 		for param, want := range map[string]string{"request=eyJhbGciOiJub25lIn0.e30.": "request_not_supported",
-			"request_uri=https%3A%2F%2Fapp.example%2Freq": "request_not_supported", "response_mode=form_post": "invalid_request",
-			"response_mode=fragment": "invalid_request"} {
+			"request_uri=https%3A%2F%2Fapp.example%2Freq": "request_not_supported", "response_mode=fragment": "invalid_request",
+			"response_mode=web_message": "invalid_request", "response_mode=query&response_mode=form_post": "invalid_request"} {
 			p := b.get(wiki.cfg.AuthCodeURL("st", oauth2.S256ChallengeOption(oauth2.GenerateVerifier())) + "&" + param)
 			if q := callback(t, p); q.Get("error") != want || q.Get("state") != "st" || q.Get("iss") != s.URL || q.Get("code") != "" {
 				t.Errorf("%s: %v", param, q)

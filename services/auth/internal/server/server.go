@@ -26,7 +26,7 @@ import (
 	"github.com/eventreg/eventreg/services/auth/internal/accesstoken"
 	"github.com/eventreg/eventreg/services/auth/internal/authcode"
 	"github.com/eventreg/eventreg/services/auth/internal/authmetrics"
-	"github.com/eventreg/eventreg/services/auth/internal/browser"
+	"github.com/eventreg/eventreg/services/auth/internal/authorize"
 	"github.com/eventreg/eventreg/services/auth/internal/client"
 	"github.com/eventreg/eventreg/services/auth/internal/client/clientdb"
 	"github.com/eventreg/eventreg/services/auth/internal/clientsecret"
@@ -35,8 +35,11 @@ import (
 	"github.com/eventreg/eventreg/services/auth/internal/grant"
 	"github.com/eventreg/eventreg/services/auth/internal/grantapi"
 	"github.com/eventreg/eventreg/services/auth/internal/idtoken"
+	"github.com/eventreg/eventreg/services/auth/internal/logout"
+	"github.com/eventreg/eventreg/services/auth/internal/pagesapi"
 	"github.com/eventreg/eventreg/services/auth/internal/refreshtoken"
 	"github.com/eventreg/eventreg/services/auth/internal/session"
+	"github.com/eventreg/eventreg/services/auth/internal/signin"
 	"github.com/eventreg/eventreg/services/auth/internal/signing"
 	"github.com/eventreg/eventreg/services/auth/internal/signing/keydb"
 	"github.com/eventreg/eventreg/services/auth/internal/throttle"
@@ -59,10 +62,16 @@ type App struct {
 	Refresh *refreshtoken.Store
 }
 
+// Users is what auth needs of the users service (usersclient.Client).
+type Users interface {
+	signin.Users
+	authorize.Users
+}
+
 // Build wires everything onto public and internal. users is the users
 // service (usersclient.Client in production, a test double in tests); metrics
 // receives the business counters (nil: not counted).
-func Build(ctx context.Context, cfg config.Serve, log *slog.Logger, pool *pgxpool.Pool, rdb redis.UniversalClient, users browser.Users, metrics *authmetrics.Metrics, public, internal gin.IRouter) (*App, error) {
+func Build(ctx context.Context, cfg config.Serve, log *slog.Logger, pool *pgxpool.Pool, rdb redis.UniversalClient, users Users, metrics *authmetrics.Metrics, public, internal gin.IRouter) (*App, error) {
 	keys := signing.NewManager(keydb.New(pool), cfg.KEK(), signing.Config{
 		RotationPeriod: cfg.KeyRotationPeriod, ActivationDelay: cfg.KeyActivationDelay,
 		RefreshInterval: cfg.KeyRefreshInterval, MaxTokenTTL: cfg.AccessTokenTTL,
@@ -95,19 +104,23 @@ func Build(ctx context.Context, cfg config.Serve, log *slog.Logger, pool *pgxpoo
 	// derives, so forms rendered by one of its replicas still validate
 	// during a rolling deploy.
 	csrfKey := deriveKey(deriveKey([]byte(cfg.ClientSecretKey), "csrf"), "eventreg auth csrf key v1")
-	pages, err := browser.New(browser.Config{
-		OrgName: cfg.OrgName, OrgLogoURL: cfg.OrgLogoURL, SecureCookies: strings.HasPrefix(issuer, "https://"),
-		CSRFKey: csrfKey, FailureDelay: cfg.LoginFailureDelay, Issuer: issuer,
-	}, browser.Deps{
-		Clients: clients, Consents: consentdb.New(pool), Users: users,
-		Sessions: sessions, Codes: codes, Refresh: refresh, Hints: tokens, IDTokens: grants.IDTokens,
-		AccountAddressFailures: throttle.NewFailures(rdb, "login-account-address", cfg.LoginFailuresPerAccount, cfg.LoginFailureWindow),
-		AddressFailures:        throttle.NewFailures(rdb, "login-address", cfg.LoginFailuresPerAddress, cfg.LoginFailureWindow),
-		AccountFailures:        throttle.NewFailures(rdb, "login-account", cfg.LoginFailuresPerAccount, cfg.LoginFailureWindow),
-		KnownAddresses:         throttle.NewKnown(rdb, "login-account-address", cfg.LoginKnownAddressTTL),
-		Log:                    log,
-		Metrics:                metrics,
-	})
+	pages, err := pagesapi.New(pagesapi.Config{
+		OrgName: cfg.OrgName, OrgLogoURL: cfg.OrgLogoURL, SecureCookies: strings.HasPrefix(issuer, "https://"), CSRFKey: csrfKey,
+	}, pagesapi.Rules{
+		SignIn: &signin.Service{
+			Users: users, Sessions: sessions,
+			AccountAddressFailures: throttle.NewFailures(rdb, "login-account-address", cfg.LoginFailuresPerAccount, cfg.LoginFailureWindow),
+			AddressFailures:        throttle.NewFailures(rdb, "login-address", cfg.LoginFailuresPerAddress, cfg.LoginFailureWindow),
+			AccountFailures:        throttle.NewFailures(rdb, "login-account", cfg.LoginFailuresPerAccount, cfg.LoginFailureWindow),
+			KnownAddresses:         throttle.NewKnown(rdb, "login-account-address", cfg.LoginKnownAddressTTL),
+			FailureDelay:           cfg.LoginFailureDelay, Log: log, Metrics: metrics,
+		},
+		Authorize: &authorize.Service{
+			Clients: clients, Consents: consentdb.New(pool), Users: users, Sessions: sessions, Codes: codes, Families: refresh,
+			IDTokens: grants.IDTokens, Issuer: issuer, Metrics: metrics,
+		},
+		Logout: &logout.Service{Clients: clients, AccessTokens: tokens, IDTokens: grants.IDTokens, Sessions: sessions},
+	}, log)
 	if err != nil {
 		return nil, err
 	}
@@ -251,8 +264,8 @@ func Mount(ctx context.Context, cfg config.Serve, rt *service.Runtime) (*App, er
 	// Out of the server's REQUEST_TIMEOUT: the event intake, which the
 	// producers' relays give PublishTimeout (10 s) for a batch of up to 500
 	// events (cut at 3 s, a large batch would fail and be sent again, for
-	// ever), and the sign-in form's POST (browser.PathLogin says why).
-	rt.Server.ExemptFromRequestTimeout(authapi.PathEvents, browser.PathLogin)
+	// ever), and the sign-in form's POST (pagesapi.PathLogin says why).
+	rt.Server.ExemptFromRequestTimeout(authapi.PathEvents, pagesapi.PathLogin)
 	LogClientAddresses(rt.Log, cfg.TrustedProxies, cfg.LoginFailuresPerAddress)
 	rt.Server.AddReadinessCheck("signing-keys", app.Keys.Ready)
 	go app.Keys.Run(ctx)

@@ -4,7 +4,6 @@ package throttle
 import (
 	"context"
 	"fmt"
-	"net/netip"
 	"sync"
 	"time"
 
@@ -112,20 +111,3 @@ func (f *Failures) remember(key string, wait time.Duration) {
 
 // Limit returns the number of failures allowed per window.
 func (f *Failures) Limit() int { return f.limit.Burst }
-
-// AddressKey is the key failures from the client address ip are counted
-// under: an IPv4 address itself (also written IPv4-mapped), an IPv6
-// address its /64, the smallest network a site or a host is given, so that
-// one host cannot take a fresh budget from each of its 2^64 addresses.
-// Anything else counts under itself.
-func AddressKey(ip string) string {
-	a, err := netip.ParseAddr(ip)
-	if err != nil {
-		return ip
-	}
-	a = a.Unmap().WithZone("")
-	if a.Is4() {
-		return a.String()
-	}
-	return netip.PrefixFrom(a, 64).Masked().String()
-}

@@ -95,23 +95,6 @@ func TestAttempt(t *testing.T) {
 	})
 }
 
-func TestAddressKey(t *testing.T) {
-	for _, tc := range []struct{ name, ip, want string }{
-		{"an IPv4 address is its own key", "198.51.100.7", "198.51.100.7"},
-		{"an IPv4-mapped IPv6 address is the IPv4 address", "::ffff:198.51.100.7", "198.51.100.7"},
-		{"an IPv6 address counts under its /64", "2001:db8:1:2:aaaa:bbbb:cccc:dddd", "2001:db8:1:2::/64"},
-		{"two addresses of one /64 share a key", "2001:db8:1:2::1", "2001:db8:1:2::/64"},
-		{"a zone does not make a new key", "fe80::1%eth0", "fe80::/64"},
-		{"no address counts under itself", "", ""},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := AddressKey(tc.ip); got != tc.want {
-				t.Fatalf("AddressKey(%q) = %q, want %q", tc.ip, got, tc.want)
-			}
-		})
-	}
-}
-
 func TestKnown(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration: needs Redis")

@@ -1,14 +1,10 @@
-package browser
+package pagesapi
 
 import (
-	"bytes"
 	"crypto/hmac"
 	"crypto/sha256"
-	"embed"
 	"encoding/base64"
 	"fmt"
-	"html/template"
-	"io/fs"
 	"net/http"
 	"strings"
 
@@ -17,97 +13,6 @@ import (
 	"github.com/eventreg/eventreg/libs/httpserver"
 	"github.com/eventreg/eventreg/services/auth/internal/randtoken"
 )
-
-//go:embed templates/*.html
-var templateFS embed.FS
-
-//go:embed static
-var staticFS embed.FS
-
-// Static returns the files served under /oauth/static/.
-func Static() fs.FS {
-	sub, _ := fs.Sub(staticFS, "static")
-	return sub
-}
-
-type pages struct {
-	login, consent, message, apps, logout *template.Template
-}
-
-func parsePages() (*pages, error) {
-	load := func(name string) (*template.Template, error) {
-		t, err := template.New("").ParseFS(templateFS, "templates/layout.html", "templates/"+name)
-		if err != nil {
-			return nil, fmt.Errorf("parsing template %s: %w", name, err)
-		}
-		return t, nil
-	}
-	var p pages
-	var err error
-	if p.login, err = load("login.html"); err != nil {
-		return nil, err
-	}
-	if p.consent, err = load("consent.html"); err != nil {
-		return nil, err
-	}
-	if p.message, err = load("message.html"); err != nil {
-		return nil, err
-	}
-	if p.apps, err = load("apps.html"); err != nil {
-		return nil, err
-	}
-	if p.logout, err = load("logout.html"); err != nil {
-		return nil, err
-	}
-	return &p, nil
-}
-
-// Org is the organization shown on every page.
-type Org struct {
-	Name    string
-	LogoURL template.URL
-}
-
-// securityHeaders go on every page of the authorization server: never
-// framed, no referrer, nothing loaded from other origins.
-func securityHeaders(c *gin.Context) {
-	h := c.Writer.Header()
-	h.Set("X-Frame-Options", "DENY")
-	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'")
-	h.Set("Referrer-Policy", "no-referrer")
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Cross-Origin-Opener-Policy", "same-origin")
-	c.Next()
-}
-
-func (h *Handler) render(c *gin.Context, status int, t *template.Template, data map[string]any) {
-	data["Org"] = h.org
-	var buf bytes.Buffer
-	if err := t.ExecuteTemplate(&buf, "layout", data); err != nil {
-		h.log.ErrorContext(c.Request.Context(), "rendering page failed", "error", err.Error())
-		c.Status(http.StatusInternalServerError)
-		return
-	}
-	c.Header("Cache-Control", "no-store")
-	c.Data(status, "text/html; charset=utf-8", buf.Bytes())
-}
-
-// message renders a page with a heading and lines; used for errors too.
-func (h *Handler) message(c *gin.Context, status int, title, heading, alert string, lines ...string) {
-	h.render(c, status, h.pages.message, map[string]any{"Title": title, "Heading": heading, "Error": alert, "Lines": lines})
-}
-
-// invalidRequest is the error page of the contract: status 400, never a redirect.
-func (h *Handler) invalidRequest(c *gin.Context, why string) {
-	h.message(c, http.StatusBadRequest, "Invalid request", "Invalid request", "This authorization request is an invalid request.", why,
-		"If an app sent you here, tell its developers; you can close this page.")
-}
-
-func (h *Handler) unavailable(c *gin.Context) {
-	c.Header("Retry-After", "5")
-	h.message(c, http.StatusServiceUnavailable, "Temporarily unavailable", "Sign-in is temporarily unavailable", "",
-		"A service we depend on is not answering. Please try again in a minute.")
-}
 
 // The cookies' base names. Over https they carry the __Host- prefix, with
 // Path=/, Secure and no Domain: the browser then accepts them only from this
