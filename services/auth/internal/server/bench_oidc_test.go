@@ -27,7 +27,7 @@ import (
 // time, and the CPU the process spent per flow (server, stand-in and
 // client; Redis is another process), and each kind against the flow
 // without openid. ns/op is one flow of each kind.
-// Run: go test ./internal/server -run '^$' -bench CodeFlow -cpu 2 -benchtime 2000x
+// Run: go test ./internal/server -run '^$' -bench CodeFlow -cpu 2 -benchtime 3000x
 func BenchmarkCodeFlow(b *testing.B) {
 	// The per-client limit of token requests is lifted: this measures the
 	// endpoint, not the limit.
