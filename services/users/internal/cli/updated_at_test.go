@@ -16,9 +16,7 @@ import (
 // record's updated_at (UserInfo's updated_at), and only for the users it
 // changed.
 func TestWritesMoveUpdatedAt(t *testing.T) {
-	newDatabase(t)
-	mustRun(t, "", "migrate", "up")
-	mustRun(t, "", "import", usertest.DemoPath(t))
+	newDemoDatabase(t)
 	pool, err := pgdb.Open(context.Background(), os.Getenv("DATABASE_URL"))
 	if err != nil {
 		t.Fatal(err)
