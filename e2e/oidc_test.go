@@ -2,11 +2,13 @@ package e2e
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/coreos/go-oidc/v3/oidc"
@@ -71,9 +73,13 @@ func TestOIDCRelyingPartyGoOIDC(t *testing.T) {
 	if err != nil {
 		t.Fatalf("go-oidc refuses the ID token: %v", err)
 	}
-	t.Run("the ID token: signature, issuer, audience, nonce, at_hash, subject", func(t *testing.T) {
+	t.Run("the ID token: RS256 as the app is registered; signature, issuer, audience, nonce, at_hash, subject", func(t *testing.T) {
 		if idt.Issuer != gw || idt.Nonce != nonce || idt.Subject != "1001" {
 			t.Fatalf("%+v", idt)
+		}
+		header, _, _ := strings.Cut(raw, ".")
+		if h, err := base64.RawURLEncoding.DecodeString(header); err != nil || !strings.Contains(string(h), `"alg":"RS256"`) {
+			t.Fatalf("header %s %v", h, err)
 		}
 		if err := idt.VerifyAccessToken(tok.AccessToken); err != nil {
 			t.Fatal(err)
@@ -90,6 +96,10 @@ func TestOIDCRelyingPartyGoOIDC(t *testing.T) {
 		}
 		if info.Subject != idt.Subject || info.Email != "alice@example.org" || claims["preferred_username"] != "alice" || claims["address"] == nil {
 			t.Fatalf("%+v %v", info, claims)
+		}
+		// updated_at: when alice's record last changed (the fixture's import), in seconds.
+		if at, ok := claims["updated_at"].(float64); !ok || at < 1.7e9 || at > float64(time.Now().Unix()) {
+			t.Fatalf("updated_at %v", claims["updated_at"])
 		}
 	})
 	t.Run("oidcc-userinfo-post-header: POST with the bearer token in the header", func(t *testing.T) {

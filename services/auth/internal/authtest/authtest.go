@@ -74,7 +74,7 @@ func Clients() []fixture.Client {
 		// OpenID Connect relying parties, sending PKCE as their libraries do.
 		{ID: 505, Name: "Convention Wiki", Description: "Signs you in to the wiki", Kind: "obo", Secret: s(WikiSecret),
 			RedirectURIs: []string{RedirectURI}, Scopes: []string{"openid", "profile", "email", "phone", "address"},
-			PostLogoutRedirectURIs: []string{PostLogoutURI}},
+			PostLogoutRedirectURIs: []string{PostLogoutURI}, IDTokenAlg: s("RS256")},
 		{ID: 506, Name: "Convention Forum", Description: "Signs you in to the forum", Kind: "obo", Secret: s(ForumSecret),
 			RedirectURIs: []string{RedirectURI}, Scopes: []string{"openid", "profile", "email"}, IDTokenAlg: s("ES256")},
 	}

@@ -201,7 +201,7 @@ func clientsCommand() *cobra.Command {
 	redirects := create.Flags().StringArray("redirect-uri", nil, "a redirect URI of an obo app (repeat for several)")
 	allowNoPKCE := create.Flags().Bool("allow-no-pkce", false,
 		"let an obo app sign users in without PKCE (weaker: only for a confidential app that cannot send a code_challenge)")
-	idTokenAlg := create.Flags().String("id-token-alg", client.IDTokenAlgs[0],
+	idTokenAlg := create.Flags().String("id-token-alg", client.DefaultIDTokenAlg,
 		"the algorithm of the app's OpenID Connect ID tokens: RS256 or ES256 (its id_token_signed_response_alg)")
 	postLogout := create.Flags().StringArray("post-logout-redirect-uri", nil,
 		"where the app may send the browser back after OpenID Connect RP-initiated logout (repeat for several)")

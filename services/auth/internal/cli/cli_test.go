@@ -153,7 +153,7 @@ func TestImport(t *testing.T) {
 			t.Fatal("part of a rejected file was stored")
 		}
 	})
-	t.Run("idTokenSignedResponseAlg: as the file says, RS256 when absent for a new client, kept when absent on re-import", func(t *testing.T) {
+	t.Run("idTokenSignedResponseAlg: as the file says, ES256 when absent for a new client, kept when absent on re-import", func(t *testing.T) {
 		alg := func(id string) string {
 			var c struct {
 				Alg string `json:"id_token_signed_response_alg"`
@@ -162,17 +162,19 @@ func TestImport(t *testing.T) {
 			return c.Alg
 		}
 		must(t, "import", write(`{"clients":[
-		  {"id": 606, "name": "F", "kind": "obo", "redirectUris": ["https://f.example/cb"], "scopes": ["openid"], "idTokenSignedResponseAlg": "ES256"},
+		  {"id": 606, "name": "F", "kind": "obo", "redirectUris": ["https://f.example/cb"], "scopes": ["openid"], "idTokenSignedResponseAlg": "RS256"},
 		  {"id": 607, "name": "G", "kind": "obo", "redirectUris": ["https://g.example/cb"], "scopes": ["openid"]}]}`))
-		if alg("606") != "ES256" || alg("607") != "RS256" {
+		if alg("606") != "RS256" || alg("607") != "ES256" {
 			t.Fatalf("606 %s, 607 %s", alg("606"), alg("607"))
 		}
+		// An app registered for RS256 (as every app was before ES256 became
+		// the default) keeps it when a file without the field is imported.
 		must(t, "import", write(`{"clients":[{"id": 606, "name": "F", "kind": "obo", "redirectUris": ["https://f.example/cb"], "scopes": ["openid"]}]}`))
-		if alg("606") != "ES256" {
+		if alg("606") != "RS256" {
 			t.Fatalf("re-import without the field changed it to %s", alg("606"))
 		}
 		_, err := run(t, "import", write(`{"clients":[{"id": 606, "name": "F", "kind": "obo", "redirectUris": ["https://f.example/cb"], "scopes": ["openid"], "idTokenSignedResponseAlg": "none"}]}`))
-		if err == nil || !strings.Contains(err.Error(), "ID token algorithm") || alg("606") != "ES256" {
+		if err == nil || !strings.Contains(err.Error(), "ID token algorithm") || alg("606") != "RS256" {
 			t.Fatalf("%v; stored %s", err, alg("606"))
 		}
 	})
@@ -248,8 +250,8 @@ func TestClientsCreateRequiresPKCE(t *testing.T) {
 			t.Fatal("--allow-no-pkce ignored")
 		}
 	})
-	t.Run("--id-token-alg ES256 registers ES256 ID tokens; RS256 by default; anything else is refused", func(t *testing.T) {
-		for flag, want := range map[string]string{"": "RS256", "ES256": "ES256"} {
+	t.Run("--id-token-alg RS256 registers RS256 ID tokens; ES256 by default; anything else is refused", func(t *testing.T) {
+		for flag, want := range map[string]string{"": "ES256", "RS256": "RS256"} {
 			args := []string{"clients", "create", "--name", "Wiki", "--kind", "obo", "--scopes", "openid profile", "--redirect-uri", "https://wiki.example/cb", "-o", "json"}
 			if flag != "" {
 				args = append(args, "--id-token-alg", flag)

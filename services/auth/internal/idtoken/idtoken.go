@@ -61,7 +61,7 @@ type Claims struct {
 // ClaimsSupported are the claims of ID tokens and, after them, UserInfo's
 // (the users service, by scope): claims_supported of the discovery document.
 var ClaimsSupported = []string{"iss", "sub", "aud", "exp", "iat", "auth_time", "nonce", "at_hash", "sid",
-	"name", "given_name", "family_name", "preferred_username", "nickname", "picture", "birthdate",
+	"name", "given_name", "family_name", "preferred_username", "nickname", "picture", "birthdate", "updated_at",
 	"email", "email_verified", "phone_number", "phone_number_verified", "address"}
 
 // Issuer makes ID tokens.

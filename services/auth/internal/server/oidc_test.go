@@ -128,7 +128,7 @@ func TestOIDCC_ServerMetadata(t *testing.T) {
 				t.Errorf("scopes_supported lacks %s", sc)
 			}
 		}
-		for _, c := range []string{"sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "at_hash", "sid", "name", "email", "email_verified", "phone_number", "address"} {
+		for _, c := range []string{"sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "at_hash", "sid", "name", "updated_at", "email", "email_verified", "phone_number", "phone_number_verified", "address"} {
 			if !slices.Contains(strs("claims_supported"), c) {
 				t.Errorf("claims_supported lacks %s", c)
 			}
@@ -167,7 +167,7 @@ func TestOIDCC_IDToken(t *testing.T) {
 	raw := tok.Extra("id_token").(string)
 	claims := payload(t, raw)
 
-	t.Run("oidcc-id-token-signature: RS256 by default, verified by go-oidc against the JWKS", func(t *testing.T) {
+	t.Run("oidcc-id-token-signature: RS256 for an app registered for it, verified by go-oidc against the JWKS", func(t *testing.T) {
 		if alg := headerAlg(t, raw); alg != "RS256" {
 			t.Fatalf("alg %s", alg)
 		}

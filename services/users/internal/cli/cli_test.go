@@ -85,6 +85,14 @@ func newDatabase(t *testing.T) {
 	t.Setenv("CONVENTION_ID", "2026")
 }
 
+// newDemoDatabase is newDatabase, migrated, with the demo fixture imported.
+func newDemoDatabase(t *testing.T) {
+	t.Helper()
+	newDatabase(t)
+	mustRun(t, "", "migrate", "up")
+	mustRun(t, "", "import", usertest.DemoPath(t))
+}
+
 // takeEvents returns "type resource" of the events waiting in the outbox of
 // DATABASE_URL and clears it.
 func takeEvents(t *testing.T) []string {
@@ -306,9 +314,7 @@ func TestAdminCommands(t *testing.T) {
 }
 
 func TestServe(t *testing.T) {
-	newDatabase(t)
-	mustRun(t, "", "migrate", "up")
-	mustRun(t, "", "import", usertest.DemoPath(t))
+	newDemoDatabase(t)
 	tokens := tokentest.New(t)
 	// auth's events endpoint: the serve process relays the import's events to it.
 	var mu sync.Mutex

@@ -19,9 +19,7 @@ import (
 // from a user, or a permission from a role, tells auth about each user
 // concerned once it commits, as `roles revoke` does.
 func TestImportTellsAuthOfNarrowedPermissions(t *testing.T) {
-	newDatabase(t)
-	mustRun(t, "", "migrate", "up")
-	mustRun(t, "", "import", usertest.DemoPath(t))
+	newDemoDatabase(t)
 	var mu sync.Mutex
 	var told []string
 	auth := authDouble(t, func(w http.ResponseWriter, r *http.Request) {

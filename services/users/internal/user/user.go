@@ -59,6 +59,10 @@ type User struct {
 	Newsletter        bool      `json:"newsletter"`
 	ProfilePictureURL *string   `json:"profilePictureUrl"`
 	Address           *Address  `json:"address"`
+	// UpdatedAt is when the record last changed (created, a field or the
+	// password changed): UserInfo's updated_at. Not part of the
+	// user-updated event's payload.
+	UpdatedAt time.Time `json:"-"`
 }
 
 // Summary is the part of a user other services show beside their own

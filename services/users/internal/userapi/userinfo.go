@@ -69,6 +69,9 @@ func userInfoView(u user.User, hasScope func(string) bool) gin.H {
 		if !u.BornAt.IsZero() {
 			v["birthdate"] = u.BornAt.UTC().Format(time.DateOnly)
 		}
+		if !u.UpdatedAt.IsZero() {
+			v["updated_at"] = u.UpdatedAt.Unix()
+		}
 	}
 	if either(scopeOIDCEmail, ScopeEmail) {
 		v["email"] = u.Email

@@ -1,6 +1,7 @@
 package userapi_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 )
@@ -41,6 +42,16 @@ func TestUserInfo(t *testing.T) {
 		for _, c := range []string{"email", "email_verified", "phone_number", "address"} {
 			if _, ok := m[c]; ok {
 				t.Errorf("%s present without its scope", c)
+			}
+		}
+	})
+	t.Run("profile's updated_at is when the user's record last changed, in seconds since the epoch", func(t *testing.T) {
+		if _, err := e.pool.Exec(context.Background(), `UPDATE users SET updated_at = '2026-03-01T12:00:00.75Z' WHERE id = 1003`); err != nil {
+			t.Fatal(err)
+		}
+		for sc, want := range map[string]any{"openid profile": float64(1772366400), "openid pii:basic": float64(1772366400), "openid email phone address": nil} {
+			if m := e.call(t, "GET", "/api/users/userinfo", k.obo(t, "1003", sc), "").json(t); m["updated_at"] != want {
+				t.Errorf("%s: updated_at %v, want %v", sc, m["updated_at"], want)
 			}
 		}
 	})

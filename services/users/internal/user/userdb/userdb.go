@@ -25,7 +25,7 @@ func New(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
 // Columns are the user columns every read selects, in scan order.
 const Columns = `u.id, u.username, u.email, u.email_verified, u.identity_verified, u.first_name, u.last_name,
 	u.preferred_name, u.born_at, u.phone, u.newsletter, u.profile_picture_url,
-	u.address_line1, u.address_line2, u.address_city, u.address_state, u.address_zipcode, u.address_country`
+	u.address_line1, u.address_line2, u.address_city, u.address_state, u.address_zipcode, u.address_country, u.updated_at`
 
 // Scan reads one row of Columns.
 func Scan(row pgx.Row) (user.User, error) {
@@ -34,7 +34,7 @@ func Scan(row pgx.Row) (user.User, error) {
 	var addr user.Address
 	if err := row.Scan(&u.ID, &u.Username, &u.Email, &u.EmailVerified, &u.IdentityVerified, &u.FirstName, &u.LastName,
 		&u.PreferredName, &u.BornAt, &u.Phone, &u.Newsletter, &u.ProfilePictureURL,
-		&line1, &addr.Line2, &city, &state, &zip, &country); err != nil {
+		&line1, &addr.Line2, &city, &state, &zip, &country, &u.UpdatedAt); err != nil {
 		return u, err
 	}
 	if line1 != nil {
