@@ -10,7 +10,8 @@
 //   - registered by the service;
 //   - in endpoints.json as the service's (its owner's, with the service as
 //     forwardedBy when it forwards it): an endpoint, or a page;
-//   - in openapi.yaml, unless it is a page;
+//   - in openapi.yaml and in the endpoint table of docs/api.md, unless it
+//     is a page;
 //   - a row of the endpoint table naming the same owner and forwarder;
 //   - routed by the nginx template and by the chart's route table (the
 //     Ingress and the HTTPRoute) to the service the gateway hands it to: the
@@ -31,6 +32,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -47,6 +49,7 @@ import (
 const (
 	endpointsFile = "libs/apispec/endpoints.json"
 	documentFile  = "libs/apispec/openapi.yaml"
+	apiDocFile    = "docs/api.md"
 	tableFile     = "docs/architecture.md"
 	nginxFile     = "deploy/nginx/nginx.conf.tmpl"
 	chartFile     = "charts/eventreg/templates/_routes.tpl"
@@ -61,6 +64,7 @@ const gatewayBackend = "users"
 type Places struct {
 	listed   map[string]listing // endpoints.json, by archtable.Key
 	document map[string]bool    // the operations of openapi.yaml
+	apiDoc   map[string]bool    // the rows of docs/api.md's endpoint table
 	rows     map[string]archtable.Row
 	table    []byte // docs/architecture.md
 	nginx    []location
@@ -103,6 +107,11 @@ func Load(root string) (*Places, error) {
 			p.document[archtable.Key(method, path)] = true // and "PARAMETERS /x": never a route
 		}
 	}
+
+	if raw, err = read(apiDocFile); err != nil {
+		return nil, err
+	}
+	p.apiDoc = apiDocEndpoints(string(raw))
 
 	if p.table, err = read(tableFile); err != nil {
 		return nil, err
@@ -223,6 +232,9 @@ func (p *Places) missing(service, k string, registered, assets bool) []string {
 	if !assets && !l.page && !p.document[k] {
 		m = append(m, documentFile)
 	}
+	if !assets && !l.page && !p.apiDoc[k] {
+		m = append(m, apiDocFile+" (a row of Endpoints)")
+	}
 	forwarder := ""
 	if gateway != owner {
 		forwarder = gateway
@@ -249,6 +261,24 @@ func (p *Places) missing(service, k string, registered, assets bool) []string {
 }
 
 func pathOf(key string) string { _, path, _ := strings.Cut(key, " "); return path }
+
+var apiRowRE = regexp.MustCompile("^\\|\\s*([A-Z][A-Z, ]*?)\\s*\\|\\s*`([^`]+)`\\s*\\|")
+
+// apiDocEndpoints are the routes of the table under "## Endpoints" of
+// docs/api.md, whose rows may name several methods ("GET, PATCH").
+func apiDocEndpoints(doc string) map[string]bool {
+	out := map[string]bool{}
+	_, section, _ := strings.Cut(doc, "\n## Endpoints\n")
+	section, _, _ = strings.Cut(section, "\n## ")
+	for _, line := range strings.Split(section, "\n") {
+		if m := apiRowRE.FindStringSubmatch(line); m != nil {
+			for _, method := range strings.Split(m[1], ",") {
+				out[archtable.Key(strings.TrimSpace(method), m[2])] = true
+			}
+		}
+	}
+	return out
+}
 
 // Check reports, for the public routes service registered, the places that
 // lack one (Gaps) and what is wrong with the service's rows of the endpoint

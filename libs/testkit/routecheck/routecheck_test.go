@@ -30,7 +30,7 @@ func tree(t *testing.T, edits ...edit) string {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	for _, f := range []string{endpointsFile, documentFile, tableFile, nginxFile, chartFile} {
+	for _, f := range []string{endpointsFile, documentFile, apiDocFile, tableFile, nginxFile, chartFile} {
 		b, err := os.ReadFile(filepath.Join(root, f))
 		if err != nil {
 			t.Fatal(err)
@@ -102,7 +102,7 @@ func route(method, path, pkg, fn string) gin.RouteInfo {
 
 // place is the place a gap's entry names.
 func place(missing string) string {
-	for _, p := range []string{endpointsFile, documentFile, tableFile, nginxFile, chartFile, "the routes dealers registers"} {
+	for _, p := range []string{endpointsFile, documentFile, apiDocFile, tableFile, nginxFile, chartFile, "the routes dealers registers"} {
 		if strings.HasPrefix(missing, p) {
 			return p
 		}
@@ -138,6 +138,10 @@ func TestGapsNameThePlace(t *testing.T) {
 			"dealers", of("dealers"), search, []string{endpointsFile}},
 		{"not in openapi.yaml", []edit{{file: documentFile, old: "/api/v0/dealers/search:\n    post:", new: "/api/v0/dealers/search:\n    x-post:"}},
 			"dealers", of("dealers"), search, []string{documentFile}},
+		{"not in docs/api.md", []edit{{file: apiDocFile, old: "| POST | `/api/v0/dealers/search` |", drop: true}},
+			"dealers", of("dealers"), search, []string{apiDocFile}},
+		{"a method of a row of docs/api.md", []edit{{file: apiDocFile, old: "| GET, PATCH, DELETE | `/api/v0/webhooks/{id}` |", new: "| GET, DELETE | `/api/v0/webhooks/{id}` |"}},
+			"auth", of("auth", static), "PATCH /api/v0/webhooks/{id}", []string{apiDocFile}},
 		{"no row in the table", []edit{{file: tableFile, old: "| POST | `/api/v0/dealers/search` |", drop: true}},
 			"dealers", of("dealers"), search, []string{tableFile}},
 		{"a row of another service", []edit{{file: tableFile, old: "| POST | `/api/v0/dealers/search` | dealers |", new: "| POST | `/api/v0/dealers/search` | volunteers |"}},
@@ -150,11 +154,11 @@ func TestGapsNameThePlace(t *testing.T) {
 		{"no chart route", []edit{{file: chartFile, old: `- {path: "/api/v0/dealers/"`, drop: true}},
 			"dealers", of("dealers"), search, []string{chartFile}},
 		{"a new route under the service's prefix", nil, "dealers", of("dealers", route("POST", "/api/v0/dealers/export", "dealerapi", "export")),
-			"POST /api/v0/dealers/export", []string{endpointsFile, documentFile, tableFile}},
+			"POST /api/v0/dealers/export", []string{endpointsFile, documentFile, apiDocFile, tableFile}},
 		{"a new route under a new prefix", nil, "dealers", of("dealers", route("GET", "/api/v0/badges/:id", "dealerapi", "badge")),
-			"GET /api/v0/badges/:id", []string{endpointsFile, documentFile, tableFile, nginxFile, chartFile}},
+			"GET /api/v0/badges/:id", []string{endpointsFile, documentFile, apiDocFile, tableFile, nginxFile, chartFile}},
 		{"a page no longer listed", []edit{{file: endpointsFile, old: `{"method": "GET", "path": "/oauth/login"`, drop: true}},
-			"auth", of("auth", static), "GET /oauth/login", []string{endpointsFile, documentFile}},
+			"auth", of("auth", static), "GET /oauth/login", []string{endpointsFile, documentFile, apiDocFile}},
 		{"a forwarded endpoint listed as not forwarded",
 			[]edit{{file: endpointsFile, old: `"service": "volunteers", "forwardedBy": "users"`, new: `"service": "volunteers"`}},
 			"volunteers", of("volunteers"), "GET /api/v0/users/{id}/volunteer", []string{tableFile, nginxFile, chartFile}},
