@@ -1,27 +1,25 @@
 // Package archtable keeps the rows of the endpoint table of
 // docs/architecture.md ("Where each endpoint lives") true to the source.
 //
-// A row reads: method | path | service | handler | business | query/store.
-// Names in backquotes are spelled as gin and Go spell them: the handler
-// `pkg.func` (gin's handler name without import path, receiver, -fm or
-// closure suffix), business functions and stores `pkg.Func` or
-// `pkg.Type.Method`; "via `pkg.T.m`" in the business cell names a function
-// through which a business function reaches its store indirectly.
-//
-// For each row a service answers, Problems guarantees:
-//   - if the service registers the row's route, it does so with exactly the
-//     named handler (a closure counts as the function that returns it);
-//   - every named function exists, in the service's packages or in libs/
-//     (a package is looked up by its directory's name, the service first);
-//     a method declared only by an interface counts;
-//   - the handler, or a function of its own package it reaches, uses the
-//     name of each business function;
-//   - the name of each store is used by a business or via function (or a
-//     function of their package they reach), or by the handler under a name
-//     that is no business function's of the row.
+// A row reads: method | path | service | handler | business | query/store,
+// names in backquotes: the handler as gin names it without import path,
+// receiver, -fm or closure suffix (`pkg.func`), the others `pkg.Name` or
+// `pkg.Type.Method`; "via `pkg.T.m`" names a function through which a
+// business function reaches its store indirectly. For each row a service
+// answers, Problems guarantees:
+//   - a route the service registers for the row has the row's handler (a
+//     closure counts as the function that returns it);
+//   - every name is declared in the package of that name (looked up under
+//     services/<service>, else libs/): `pkg.Name` a function or method so
+//     named, `pkg.Type.Method` that method of that type;
+//   - the handler, or a function of its package it names, names each
+//     business function;
+//   - each store is named by a business or via function (or a function of
+//     their package they name), or by the handler under a name that no
+//     business function of the row has.
 //
 // Calls are matched by name, without type information: cheap, and enough to
-// notice a row that has gone stale. Which routes must have a row at all is
+// notice a row that has gone stale. Which routes need a row is
 // libs/testkit/routecheck's guarantee.
 package archtable
 
@@ -30,10 +28,11 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"go/types"
 	"maps"
-	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/gin-gonic/gin"
@@ -48,10 +47,9 @@ type Row struct {
 	Method, Path string
 	// Owner answers the endpoint; ForwardedBy is the service that receives
 	// it from the gateway and forwards it to Owner ("" when none does).
-	Owner, ForwardedBy string
-	Handler            string
-	Business, Via      []string
-	Stores             []string
+	Owner, ForwardedBy    string
+	Handler               string
+	Business, Via, Stores []string
 }
 
 var (
@@ -79,11 +77,27 @@ func Parse(doc []byte) ([]Row, error) {
 			if seen++; seen <= 2 { // the header and the separator
 				continue
 			}
-			r, err := parseRow(line)
-			if err != nil {
-				return nil, fmt.Errorf("docs/architecture.md:%d: %w", i+1, err)
+			cells := strings.Split(strings.Trim(strings.TrimSpace(line), "|"), "|")
+			handler := nameRE.FindAllStringSubmatch(cells[min(3, len(cells)-1)], -1)
+			if len(cells) != 6 || len(strings.Fields(cells[2])) == 0 || len(handler) != 1 || handler[0][1] != "" {
+				return nil, fmt.Errorf("docs/architecture.md:%d: want 6 cells (method, path, service, handler, business, query), the handler one name in backquotes", i+1)
 			}
-			r.Line = i + 1
+			r := Row{Line: i + 1, Method: strings.ToUpper(strings.Trim(strings.TrimSpace(cells[0]), "`")),
+				Path: strings.Trim(strings.TrimSpace(cells[1]), "`"), Owner: strings.Trim(strings.Fields(cells[2])[0], "`*"),
+				Handler: handler[0][2]}
+			if m := forwardedRE.FindStringSubmatch(cells[2]); m != nil {
+				r.ForwardedBy = m[1]
+			}
+			for _, m := range nameRE.FindAllStringSubmatch(cells[4], -1) {
+				if m[1] != "" {
+					r.Via = append(r.Via, m[2])
+				} else {
+					r.Business = append(r.Business, m[2])
+				}
+			}
+			for _, m := range nameRE.FindAllStringSubmatch(cells[5], -1) {
+				r.Stores = append(r.Stores, m[2])
+			}
 			rows = append(rows, r)
 		} else if in && seen > 0 {
 			break // the table ended
@@ -93,38 +107,6 @@ func Parse(doc []byte) ([]Row, error) {
 		return nil, fmt.Errorf("docs/architecture.md: no table under %q", Section)
 	}
 	return rows, nil
-}
-
-func parseRow(line string) (Row, error) {
-	cells := strings.Split(strings.Trim(strings.TrimSpace(line), "|"), "|")
-	if len(cells) != 6 {
-		return Row{}, fmt.Errorf("%d cells, want 6 (method, path, service, handler, business, query)", len(cells))
-	}
-	svc := strings.Fields(cells[2])
-	if len(svc) == 0 {
-		return Row{}, fmt.Errorf("no service")
-	}
-	r := Row{Method: strings.ToUpper(strings.Trim(strings.TrimSpace(cells[0]), "`")),
-		Path: strings.Trim(strings.TrimSpace(cells[1]), "`"), Owner: strings.Trim(svc[0], "`*")}
-	if m := forwardedRE.FindStringSubmatch(cells[2]); m != nil {
-		r.ForwardedBy = m[1]
-	}
-	h := nameRE.FindAllStringSubmatch(cells[3], -1)
-	if len(h) != 1 || h[0][1] != "" {
-		return Row{}, fmt.Errorf("the handler cell must name one function in backquotes")
-	}
-	r.Handler = h[0][2]
-	for _, m := range nameRE.FindAllStringSubmatch(cells[4], -1) {
-		if m[1] != "" {
-			r.Via = append(r.Via, m[2])
-		} else {
-			r.Business = append(r.Business, m[2])
-		}
-	}
-	for _, m := range nameRE.FindAllStringSubmatch(cells[5], -1) {
-		r.Stores = append(r.Stores, m[2])
-	}
-	return r, nil
 }
 
 // HandlerName is gin's handler name without import path, receiver, -fm and
@@ -158,7 +140,7 @@ func Problems(root string, doc []byte, service string, routes []gin.RouteInfo) [
 	for _, r := range routes {
 		registered[Key(r.Method, r.Path)] = r.Handler
 	}
-	src := &source{root: root, service: service, pkgs: map[string]*pkg{}}
+	src := source{root: root, service: service, pkgs: map[string]pkg{}}
 	var errs []string
 	for _, r := range rows {
 		if r.Owner != service {
@@ -178,44 +160,28 @@ func Problems(root string, doc []byte, service string, routes []gin.RouteInfo) [
 // source finds and parses the packages the rows name.
 type source struct {
 	root, service string
-	pkgs          map[string]*pkg
+	pkgs          map[string]pkg
 }
 
-// pkg is the non-test source of one package: its functions by name (for
-// following calls) and by qualified name ("Func", "Type.Method", an
-// interface's "Type.Method" with no declaration).
-type pkg struct {
-	byName map[string][]*ast.FuncDecl
-	byQual map[string][]*ast.FuncDecl
-}
+// pkg is the non-test functions of one package by name, methods also by
+// "Type.Method".
+type pkg map[string][]*ast.FuncDecl
 
-// pkg finds the directory called name under the service, else under libs/.
-func (s *source) pkg(name string) (*pkg, error) {
+func (s source) pkg(name string) (pkg, error) {
 	if p, ok := s.pkgs[name]; ok {
 		return p, nil
 	}
 	var dirs []string
 	for _, top := range []string{filepath.Join(s.root, "services", s.service), filepath.Join(s.root, "libs")} {
-		_ = filepath.WalkDir(top, func(path string, d os.DirEntry, err error) error {
-			if err == nil && d.IsDir() && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) {
-				return filepath.SkipDir
-			}
-			if err == nil && d.IsDir() && d.Name() == name {
-				dirs = append(dirs, path)
-			}
-			return err
-		})
-		if len(dirs) > 0 {
-			break
+		for stars := ""; len(dirs) == 0 && len(stars) < 10; stars += "/*" {
+			found, _ := filepath.Glob(top + stars + "/" + name)
+			dirs = append(dirs, found...)
 		}
 	}
-	if len(dirs) > 1 {
-		return nil, fmt.Errorf("package %s is ambiguous: %v", name, dirs)
+	if len(dirs) != 1 {
+		return nil, fmt.Errorf("package %s: %d directories of that name under services/%s, else libs: %v", name, len(dirs), s.service, dirs)
 	}
-	if len(dirs) == 0 {
-		return nil, fmt.Errorf("package %s is not in services/%s or libs", name, s.service)
-	}
-	p := &pkg{byName: map[string][]*ast.FuncDecl{}, byQual: map[string][]*ast.FuncDecl{}}
+	p := pkg{}
 	files, _ := filepath.Glob(filepath.Join(dirs[0], "*.go"))
 	for _, f := range files {
 		file, err := parser.ParseFile(token.NewFileSet(), f, nil, parser.SkipObjectResolution)
@@ -225,85 +191,52 @@ func (s *source) pkg(name string) (*pkg, error) {
 		if strings.HasSuffix(f, "_test.go") || file.Name.Name != name {
 			continue
 		}
-		ast.Inspect(file, func(n ast.Node) bool {
-			switch n := n.(type) {
-			case *ast.FuncDecl:
-				p.byName[n.Name.Name] = append(p.byName[n.Name.Name], n)
-				p.byQual[receiver(n)+n.Name.Name] = append(p.byQual[receiver(n)+n.Name.Name], n)
-			case *ast.TypeSpec:
-				if it, ok := n.Type.(*ast.InterfaceType); ok {
-					for _, m := range it.Methods.List {
-						for _, id := range m.Names {
-							p.byQual[n.Name.Name+"."+id.Name] = append(p.byQual[n.Name.Name+"."+id.Name], nil...)
-						}
-					}
+		for _, d := range file.Decls {
+			if fn, ok := d.(*ast.FuncDecl); ok {
+				p[fn.Name.Name] = append(p[fn.Name.Name], fn)
+				if fn.Recv != nil && len(fn.Recv.List) == 1 {
+					typ, _, _ := strings.Cut(strings.TrimLeft(types.ExprString(fn.Recv.List[0].Type), "*"), "[")
+					p[typ+"."+fn.Name.Name] = append(p[typ+"."+fn.Name.Name], fn)
 				}
 			}
-			return true
-		})
+		}
 	}
 	s.pkgs[name] = p
 	return p, nil
 }
 
-// receiver is "Type." for a method, "" for a function.
-func receiver(d *ast.FuncDecl) string {
-	if d.Recv == nil || len(d.Recv.List) == 0 {
-		return ""
-	}
-	t := d.Recv.List[0].Type
-	if st, ok := t.(*ast.StarExpr); ok {
-		t = st.X
-	}
-	if ix, ok := t.(*ast.IndexExpr); ok {
-		t = ix.X
-	}
-	if id, ok := t.(*ast.Ident); ok {
-		return id.Name + "."
-	}
-	return ""
-}
-
-// reach adds to used every name used in the bodies of the function
-// qualified names (a handler's `pkg.func`: of any receiver) and,
-// transitively, of the functions of its package they name. It fails when
-// there is no such function.
-func (s *source) reach(qualified string, handler bool, used map[string]bool) error {
-	pkgName, rest, _ := strings.Cut(qualified, ".")
+// reach adds to used every name used in the body of the function qualified
+// names and, transitively, of the functions of its package they name. It
+// fails when there is no such function.
+func (s source) reach(qualified string, used map[string]bool) error {
+	pkgName, name, _ := strings.Cut(qualified, ".")
 	p, err := s.pkg(pkgName)
 	if err != nil {
 		return err
 	}
-	queue, ok := p.byQual[rest]
-	if handler && !strings.Contains(rest, ".") {
-		queue, ok = p.byName[rest], len(p.byName[rest]) > 0
-	}
+	queue, ok := p[name]
 	if !ok {
 		return fmt.Errorf("%s does not exist", qualified)
 	}
-	done := map[*ast.FuncDecl]bool{}
-	for len(queue) > 0 {
-		d := queue[0]
-		queue = queue[1:]
-		if done[d] || d.Body == nil {
-			continue
+	for done := map[*ast.FuncDecl]bool{}; len(queue) > 0; queue = queue[1:] {
+		if d := queue[0]; !done[d] && d.Body != nil {
+			done[d] = true
+			ast.Inspect(d.Body, func(n ast.Node) bool {
+				if id, ok := n.(*ast.Ident); ok {
+					used[id.Name] = true
+					queue = append(queue, p[id.Name]...)
+				}
+				return true
+			})
 		}
-		done[d] = true
-		ast.Inspect(d.Body, func(n ast.Node) bool {
-			if id, ok := n.(*ast.Ident); ok {
-				used[id.Name] = true
-				queue = append(queue, p.byName[id.Name]...)
-			}
-			return true
-		})
 	}
 	return nil
 }
 
 // chain checks that the functions of r exist and call one another.
-func (s *source) chain(r Row) []string {
+func (s source) chain(r Row) []string {
 	byHandler := map[string]bool{}
-	if err := s.reach(r.Handler, true, byHandler); err != nil {
+	if err := s.reach(r.Handler, byHandler); err != nil {
 		return []string{err.Error()}
 	}
 	// A store method counts as called by the handler itself only under a
@@ -313,8 +246,8 @@ func (s *source) chain(r Row) []string {
 		delete(onPath, last(b))
 	}
 	var errs []string
-	for _, b := range append(r.Business, r.Via...) {
-		if err := s.reach(b, false, onPath); err != nil {
+	for _, b := range slices.Concat(r.Business, r.Via) {
+		if err := s.reach(b, onPath); err != nil {
 			errs = append(errs, err.Error())
 		}
 	}
@@ -324,7 +257,7 @@ func (s *source) chain(r Row) []string {
 		}
 	}
 	for _, st := range r.Stores {
-		if err := s.reach(st, false, map[string]bool{}); err != nil {
+		if err := s.reach(st, map[string]bool{}); err != nil {
 			errs = append(errs, err.Error())
 		} else if !onPath[last(st)] {
 			errs = append(errs, fmt.Sprintf("nothing on the path %s → %v (via %v) calls %s", r.Handler, r.Business, r.Via, st))

@@ -102,7 +102,7 @@ func TestWrongRowsFail(t *testing.T) {
 			doc, map[string]string{"userapi.getUser": "userapi.searchUsers"}, "handled by userapi.searchUsers, not userapi.getUser"},
 		{"a package that is not in the tree",
 			mutate("| `roledb.Store.List` |", "| `rolestore.Store.List` |"),
-			nil, "package rolestore is not in services/users or libs"},
+			nil, "package rolestore: 0 directories"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
