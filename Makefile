@@ -5,7 +5,7 @@ STATICCHECK   := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 VERSION       ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS       := -s -w -X github.com/eventreg/eventreg/libs/service.Version=$(VERSION)
 
-.PHONY: help build test test-short test-cluster lint run import images bench clean
+.PHONY: help build test test-short test-cluster lint endpoint-check run import images bench clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -33,6 +33,11 @@ lint: ## gofmt, go vet, staticcheck
 	@test -z "$$(gofmt -l $(MODULES))" || { gofmt -l $(MODULES); echo 'gofmt: files above need formatting'; exit 1; }
 	go vet $(addsuffix /...,$(MODULES))
 	go run $(STATICCHECK) $(addsuffix /...,$(MODULES))
+
+# the packages whose TestEndpointChecklist hands libs/testkit/routecheck the routes server.Mount registers
+ENDPOINT_TESTS = $(sort $(dir $(shell grep -rl --include='*_test.go' 'routecheck\.Check' services)))
+endpoint-check: ## for every route a service registers, the places that lack it (docs/architecture.md#adding-an-endpoint; PostgreSQL and Redis as for the integration tests)
+	go test -count=1 -run '^TestEndpointChecklist$$' $(addprefix ./,$(ENDPOINT_TESTS))
 
 run: ## run the whole system with demo data (Ctrl-C stops it); installs what is missing when root
 	@bash deploy/scripts/needs.sh run

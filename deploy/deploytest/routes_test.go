@@ -30,35 +30,36 @@ func gatewayTarget(target string) bool { return target == "return 200" || target
 // forwardedByUsers are the contract's paths that another service owns under
 // /api/v0/users: the gateway routes them, by prefix, with the rest of
 // /api/v0/users to users, which forwards them to the owner (decision 0085).
-var forwardedByUsers = map[string]string{
-	"/api/v0/users/{id}/volunteer":    "volunteers",
-	"/api/v0/users/{id}/registration": "registrations",
-	"/api/v0/users/{id}/orders":       "registrations",
-}
+// endpoints.json names them (forwardedBy); path → owner.
+var forwardedByUsers = func() map[string]string {
+	m := map[string]string{}
+	for _, e := range apispec.Routes().Endpoints {
+		if e.ForwardedBy != "" {
+			m[e.Path] = e.Service
+		}
+	}
+	return m
+}()
 
-// answeredBy is the service a gateway must route e to: its owner, or users
-// for the sub-resources users forwards to their owners.
+// answeredBy is the service a gateway must route e to: its owner, or the
+// service that forwards it to its owner.
 func answeredBy(e apispec.Endpoint) string {
-	if owner, ok := forwardedByUsers[e.Path]; ok && owner == e.Service {
-		return "users"
+	if e.ForwardedBy != "" {
+		return e.ForwardedBy
 	}
 	return e.Service
 }
 
-// TestForwardedPathsAreInTheContract keeps forwardedByUsers in step with
-// endpoints.json: each entry names a contract path and its owner.
-func TestForwardedPathsAreInTheContract(t *testing.T) {
-	endpoints := readEndpoints(t)
-	for path, owner := range forwardedByUsers {
-		found := false
-		for _, e := range endpoints {
-			found = found || (e.Path == path && e.Service == owner)
-		}
-		if !found {
-			t.Errorf("endpoints.json has no %s owned by %s", path, owner)
-		}
-		if !strings.HasPrefix(path, "/api/v0/users/") {
-			t.Errorf("%s: users forwards only sub-resources under /api/v0/users", path)
+// TestForwardedPathsAreUsersSubResources: only users forwards, and only
+// sub-resources under /api/v0/users (decision 0085); the tests that read
+// forwardedByUsers have paths to check.
+func TestForwardedPathsAreUsersSubResources(t *testing.T) {
+	if len(forwardedByUsers) == 0 {
+		t.Fatal("endpoints.json names no endpoint forwardedBy users")
+	}
+	for _, e := range readEndpoints(t) {
+		if e.ForwardedBy != "" && (e.ForwardedBy != "users" || !strings.HasPrefix(e.Path, "/api/v0/users/") || e.Service == "users") {
+			t.Errorf("%s %s: forwarded by %q to %s; users forwards only sub-resources under /api/v0/users/ to their owners", e.Method, e.Path, e.ForwardedBy, e.Service)
 		}
 	}
 }

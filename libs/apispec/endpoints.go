@@ -22,12 +22,16 @@ type Endpoint struct {
 	// endpoint for its own user ({id}); its security lists it as a second
 	// requirement.
 	SelfScope *string `json:"selfScope,omitempty"`
+	// ForwardedBy is the service the gateway hands the endpoint to, which
+	// forwards it to Service ("" when the gateway routes it to Service).
+	ForwardedBy string `json:"forwardedBy,omitempty"`
 }
 
-// RouteTable is endpoints.json: the endpoints, and every scope's mode and
-// sensitivity.
+// RouteTable is endpoints.json: the endpoints, the browser pages routed like
+// them but outside the API document, and every scope's mode and sensitivity.
 type RouteTable struct {
 	Endpoints []Endpoint `json:"endpoints"`
+	Pages     []Endpoint `json:"pages"`
 	Scopes    map[string]struct {
 		Mode      string `json:"mode"`
 		Sensitive bool   `json:"sensitive"`

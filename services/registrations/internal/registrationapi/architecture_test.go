@@ -3,12 +3,13 @@ package registrationapi_test
 import (
 	"testing"
 
-	"github.com/eventreg/eventreg/libs/testkit/archtable"
+	"github.com/eventreg/eventreg/libs/testkit/routecheck"
 )
 
-// TestArchitectureTable: the rows of docs/architecture.md's endpoint table
-// that registrations answers are the routes server.Mount registers, and
-// their handler → business → store chains are in the source.
-func TestArchitectureTable(t *testing.T) {
-	archtable.Check(t, "registrations", newEnv(t, envOptions{}).Routes)
+// TestEndpointChecklist: every route server.Mount registers, and every
+// endpoint and row of registrations, is in each place docs/architecture.md's
+// "Adding an endpoint" names, and its rows of the endpoint table are true
+// to the source (libs/testkit/routecheck; `make endpoint-check`).
+func TestEndpointChecklist(t *testing.T) {
+	routecheck.Check(t, "registrations", newEnv(t, envOptions{}).Routes)
 }

@@ -3,12 +3,13 @@ package userapi_test
 import (
 	"testing"
 
-	"github.com/eventreg/eventreg/libs/testkit/archtable"
+	"github.com/eventreg/eventreg/libs/testkit/routecheck"
 )
 
-// TestArchitectureTable: the rows of docs/architecture.md's endpoint table
-// that users answers or forwards are the routes server.Mount registers, and
-// their handler → business → store chains are in the source.
-func TestArchitectureTable(t *testing.T) {
-	archtable.Check(t, "users", newEnv(t, envOptions{}).routes)
+// TestEndpointChecklist: every route server.Mount registers, and every
+// endpoint and row of users, is in each place docs/architecture.md's
+// "Adding an endpoint" names, and its rows of the endpoint table are true
+// to the source (libs/testkit/routecheck; `make endpoint-check`).
+func TestEndpointChecklist(t *testing.T) {
+	routecheck.Check(t, "users", newEnv(t, envOptions{}).routes)
 }
