@@ -30,7 +30,7 @@ import (
 	"github.com/eventreg/eventreg/services/auth/internal/client/clientdb"
 	"github.com/eventreg/eventreg/services/auth/internal/clientsecret"
 	"github.com/eventreg/eventreg/services/auth/internal/config"
-	"github.com/eventreg/eventreg/services/auth/internal/refreshtoken"
+	"github.com/eventreg/eventreg/services/auth/internal/grant/refreshdb"
 	"github.com/eventreg/eventreg/services/auth/internal/server"
 	"github.com/eventreg/eventreg/services/auth/internal/signing"
 	"github.com/eventreg/eventreg/services/auth/migrations"
@@ -323,7 +323,7 @@ func Start(t testing.TB, opts Options) *Server {
 		Users: double, App: app, Logs: logs, Routes: rt.Server.Public.Routes(), cancel: cancel, redisDir: redisDir, redisPort: redisPort,
 		Clients: client.NewService(clientdb.New(rt.Pool), clientsecret.NewHasher([]byte(cfg.ClientSecretKey)), 0)}
 	// As the CLI wires it with REDIS_URL: changes revoke the client's tokens.
-	s.Clients.SetTokenRevoker(refreshtoken.ClientTokens{Denylist: refreshtoken.NewDenylist(app.Redis, cfg.AccessTokenTTL), Grace: cfg.ClientCacheTTL + time.Second})
+	s.Clients.SetTokenRevoker(refreshdb.ClientTokens{Denylist: refreshdb.NewDenylist(app.Redis, cfg.AccessTokenTTL), Grace: cfg.ClientCacheTTL + time.Second})
 	t.Cleanup(func() {
 		cancel()
 		<-done
