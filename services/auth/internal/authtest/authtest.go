@@ -20,6 +20,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/eventreg/eventreg/libs/fixture"
+	"github.com/eventreg/eventreg/libs/pgdb"
+	"github.com/eventreg/eventreg/libs/redisdb"
 	"github.com/eventreg/eventreg/libs/resourcetest"
 	"github.com/eventreg/eventreg/libs/service"
 	"github.com/eventreg/eventreg/libs/servicetoken"
@@ -255,8 +257,9 @@ type Options struct {
 	Users []User
 }
 
-// Start runs the auth service for t with the demo clients imported.
-func Start(t testing.TB, opts Options) *Server {
+// database creates a fresh database for t migrated to auth's schema, and
+// returns its DSN; it skips the test under -short.
+func database(t testing.TB) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("integration: needs PostgreSQL and Redis")
@@ -265,6 +268,41 @@ func Start(t testing.TB, opts Options) *Server {
 	if err := migrations.Set().Up(dsn); err != nil {
 		t.Fatalf("migrating: %v", err)
 	}
+	return dsn
+}
+
+// NewPool returns a pool on a fresh database migrated to auth's schema,
+// holding no client; both are gone when t ends. It skips the test under
+// -short.
+func NewPool(t testing.TB) *pgxpool.Pool {
+	t.Helper()
+	pool, err := pgdb.Open(context.Background(), database(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	return pool
+}
+
+// NewRedis returns a client of a throwaway redis-server for t. It skips the
+// test under -short.
+func NewRedis(t testing.TB) redis.UniversalClient {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("integration: needs redis-server")
+	}
+	rdb, err := redisdb.Open(testkit.NewRedis(t), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = rdb.Close() })
+	return rdb
+}
+
+// Start runs the auth service for t with the demo clients imported.
+func Start(t testing.TB, opts Options) *Server {
+	t.Helper()
+	dsn := database(t)
 	redisDir := t.TempDir()
 	redisPort, err := testkit.FreePort()
 	if err != nil {
