@@ -20,8 +20,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/eventreg/eventreg/libs/fixture"
-	"github.com/eventreg/eventreg/libs/pgdb"
-	"github.com/eventreg/eventreg/libs/redisdb"
 	"github.com/eventreg/eventreg/libs/resourcetest"
 	"github.com/eventreg/eventreg/libs/service"
 	"github.com/eventreg/eventreg/libs/servicetoken"
@@ -276,27 +274,8 @@ func database(t testing.TB) string {
 // -short.
 func NewPool(t testing.TB) *pgxpool.Pool {
 	t.Helper()
-	pool, err := pgdb.Open(context.Background(), database(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
+	_, pool := resourcetest.NewPool(t, migrations.Set())
 	return pool
-}
-
-// NewRedis returns a client of a throwaway redis-server for t. It skips the
-// test under -short.
-func NewRedis(t testing.TB) redis.UniversalClient {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("integration: needs redis-server")
-	}
-	rdb, err := redisdb.Open(testkit.NewRedis(t), false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = rdb.Close() })
-	return rdb
 }
 
 // Start runs the auth service for t with the demo clients imported.

@@ -141,6 +141,16 @@ func (r *rules) refresh(cl client.Client, token, scopes string) (grant.Issued, e
 	return r.Token(ctx, cl, grant.Request{GrantType: grant.TypeRefreshToken, RefreshToken: token, Scopes: scope.Parse(scopes)})
 }
 
+// refreshed presents token as cl and fails t unless it refreshes.
+func (r *rules) refreshed(t *testing.T, cl client.Client, token, scopes string) grant.Issued {
+	t.Helper()
+	out, err := r.refresh(cl, token, scopes)
+	if err != nil {
+		t.Fatalf("refreshing: %v", err)
+	}
+	return out
+}
+
 // revoked reports whether the denylist revokes an access token.
 func (r *rules) revoked(t *testing.T, tok accesstoken.Issued) bool {
 	t.Helper()

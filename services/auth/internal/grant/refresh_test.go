@@ -12,10 +12,7 @@ func TestRefreshToken(t *testing.T) {
 	t.Run("a refresh rotates the token and issues an access token of the family's scopes", func(t *testing.T) {
 		r := newRules()
 		first := r.authorize(t, badge, bob, "pii:basic pii:email")
-		out, err := r.refresh(badge, first.Refresh, "")
-		if err != nil {
-			t.Fatal(err)
-		}
+		out := r.refreshed(t, badge, first.Refresh, "")
 		check(t, "the scope", out.Access.Claims.Scope, "pii:basic pii:email")
 		check(t, "the old token alive", r.alive(t, first.Refresh), false)
 		check(t, "the new token alive", r.alive(t, out.Refresh), true)
@@ -24,11 +21,8 @@ func TestRefreshToken(t *testing.T) {
 	t.Run("a rotated token presented again revokes the family and its access tokens", func(t *testing.T) {
 		r := newRules()
 		first := r.authorize(t, badge, bob, "pii:basic")
-		second, err := r.refresh(badge, first.Refresh, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, err = r.refresh(badge, first.Refresh, "")
+		second := r.refreshed(t, badge, first.Refresh, "")
+		_, err := r.refresh(badge, first.Refresh, "")
 		oauthError(t, err, apierror.OAuthInvalidGrant)
 		check(t, "the current token alive after the reuse", r.alive(t, second.Refresh), false)
 		check(t, "the access token revoked", r.revoked(t, second.Access), true)
@@ -36,10 +30,7 @@ func TestRefreshToken(t *testing.T) {
 	t.Run("another client's refresh token is invalid_grant and changes nothing", func(t *testing.T) {
 		r := newRules()
 		first := r.authorize(t, badge, bob, "pii:basic")
-		second, err := r.refresh(badge, first.Refresh, "")
-		if err != nil {
-			t.Fatal(err)
-		}
+		second := r.refreshed(t, badge, first.Refresh, "")
 		for _, tok := range []string{second.Refresh, first.Refresh} { // current, then rotated
 			_, err := r.refresh(staff, tok, "")
 			oauthError(t, err, apierror.OAuthInvalidGrant)
@@ -52,28 +43,19 @@ func TestRefreshToken(t *testing.T) {
 		first := r.authorize(t, badge, bob, "pii:basic pii:email")
 		_, err := r.refresh(badge, first.Refresh, "pii:basic pii:address")
 		oauthError(t, err, apierror.OAuthInvalidScope)
-		out, err := r.refresh(badge, first.Refresh, "pii:email")
-		if err != nil {
-			t.Fatal(err)
-		}
+		out := r.refreshed(t, badge, first.Refresh, "pii:email")
 		check(t, "the narrowed scope", out.Access.Claims.Scope, "pii:email")
-		out, err = r.refresh(badge, out.Refresh, "")
-		if err != nil {
-			t.Fatal(err)
-		}
+		out = r.refreshed(t, badge, out.Refresh, "")
 		check(t, "the scope of a refresh that asks for none (the last one's)", out.Access.Claims.Scope, "pii:email")
 	})
 	t.Run("a sensitive permission the user lost narrows the grant for good", func(t *testing.T) {
 		r := newRules()
 		first := r.authorize(t, staff, alice, "pii:basic user:read")
 		r.users.set(alice, "system:login")
-		out, err := r.refresh(staff, first.Refresh, "")
-		if err != nil {
-			t.Fatal(err)
-		}
+		out := r.refreshed(t, staff, first.Refresh, "")
 		check(t, "the scope", out.Access.Claims.Scope, "pii:basic")
 		r.users.set(alice, "system:login", "user:read")
-		_, err = r.refresh(staff, out.Refresh, "user:read")
+		_, err := r.refresh(staff, out.Refresh, "user:read")
 		oauthError(t, err, apierror.OAuthInvalidScope)
 	})
 	t.Run("a grant whose user is gone ends with its family", func(t *testing.T) {

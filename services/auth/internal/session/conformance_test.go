@@ -4,14 +4,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/eventreg/eventreg/services/auth/internal/authtest"
+	"github.com/eventreg/eventreg/libs/testkit"
+
 	"github.com/eventreg/eventreg/services/auth/internal/session"
 	"github.com/eventreg/eventreg/services/auth/internal/storetest"
 )
 
 // TestConformance runs the session store's contract on Redis.
 func TestConformance(t *testing.T) {
-	rdb := authtest.NewRedis(t)
+	rdb := testkit.NewRedisClient(t)
 	storetest.Sessions(t, func(t *testing.T, idle, absolute time.Duration) storetest.SessionStore {
 		return session.New(rdb, idle, absolute)
 	})

@@ -6,7 +6,6 @@ import (
 
 	"github.com/eventreg/eventreg/libs/testkit"
 
-	"github.com/eventreg/eventreg/services/auth/internal/authtest"
 	"github.com/eventreg/eventreg/services/auth/internal/grant/codedb"
 	"github.com/eventreg/eventreg/services/auth/internal/storetest"
 )
@@ -15,6 +14,6 @@ func TestMain(m *testing.M) { testkit.Main(m) }
 
 // TestConformance runs the code store's contract on Redis.
 func TestConformance(t *testing.T) {
-	rdb := authtest.NewRedis(t)
+	rdb := testkit.NewRedisClient(t)
 	storetest.Codes(t, func(t *testing.T, ttl time.Duration) storetest.CodeStore { return codedb.New(rdb, ttl) })
 }

@@ -4,7 +4,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/eventreg/eventreg/services/auth/internal/authtest"
+	"github.com/eventreg/eventreg/libs/testkit"
+
 	"github.com/eventreg/eventreg/services/auth/internal/grant"
 	"github.com/eventreg/eventreg/services/auth/internal/grant/refreshdb"
 	"github.com/eventreg/eventreg/services/auth/internal/storetest"
@@ -13,7 +14,7 @@ import (
 // TestConformance runs the contracts of the family store and the denylist
 // on Redis.
 func TestConformance(t *testing.T) {
-	rdb := authtest.NewRedis(t)
+	rdb := testkit.NewRedisClient(t)
 	t.Run("families", func(t *testing.T) {
 		storetest.Families(t, func(t *testing.T, idle, absolute time.Duration) storetest.TokenStores {
 			d := refreshdb.NewDenylist(rdb, time.Hour)

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/eventreg/eventreg/libs/redisdb"
 	"github.com/eventreg/eventreg/libs/testkit"
 
 	"github.com/eventreg/eventreg/services/auth/internal/accesstoken"
@@ -19,14 +18,7 @@ func TestMain(m *testing.M) { testkit.Main(m) }
 
 func newStore(t *testing.T) *Store {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("integration: needs redis-server")
-	}
-	rdb, err := redisdb.Open(testkit.NewRedis(t), false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = rdb.Close() })
+	rdb := testkit.NewRedisClient(t)
 	return New(rdb, NewDenylist(rdb, time.Hour), Lifetimes{Idle: 30 * 24 * time.Hour, Absolute: 90 * 24 * time.Hour})
 }
 
