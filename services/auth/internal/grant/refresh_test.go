@@ -19,18 +19,14 @@ func TestRefreshToken(t *testing.T) {
 		check(t, "the family's sid", out.Access.Claims.SessionID, first.Access.Claims.SessionID)
 	})
 	t.Run("a rotated token presented again revokes the family and its access tokens", func(t *testing.T) {
-		r := newRules()
-		first := r.authorize(t, badge, bob, "pii:basic")
-		second := r.refreshed(t, badge, first.Refresh, "")
+		r, first, second := rotatedOnce(t)
 		_, err := r.refresh(badge, first.Refresh, "")
 		oauthError(t, err, apierror.OAuthInvalidGrant)
 		check(t, "the current token alive after the reuse", r.alive(t, second.Refresh), false)
 		check(t, "the access token revoked", r.revoked(t, second.Access), true)
 	})
 	t.Run("another client's refresh token is invalid_grant and changes nothing", func(t *testing.T) {
-		r := newRules()
-		first := r.authorize(t, badge, bob, "pii:basic")
-		second := r.refreshed(t, badge, first.Refresh, "")
+		r, first, second := rotatedOnce(t)
 		for _, tok := range []string{second.Refresh, first.Refresh} { // current, then rotated
 			_, err := r.refresh(staff, tok, "")
 			oauthError(t, err, apierror.OAuthInvalidGrant)
@@ -81,4 +77,13 @@ func TestRefreshToken(t *testing.T) {
 		_, err := r.Token(ctx, badge, grant.Request{GrantType: "password"})
 		oauthError(t, err, apierror.OAuthUnsupportedGrantType)
 	})
+}
+
+// rotatedOnce authorizes the badge printer for bob and refreshes once: the
+// first token is then a rotated one, the second its family's current one.
+func rotatedOnce(t *testing.T) (r *rules, first, second grant.Issued) {
+	t.Helper()
+	r = newRules()
+	first = r.authorize(t, badge, bob, "pii:basic")
+	return r, first, r.refreshed(t, badge, first.Refresh, "")
 }
