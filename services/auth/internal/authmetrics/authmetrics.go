@@ -113,7 +113,7 @@ func (m *Metrics) ConsentDecided(decision string) {
 }
 
 // WatchRevocationFeed exports size (the number of entries in the revocation
-// feed, refreshtoken.Denylist.Size) as auth_revocation_feed_entries.
+// feed, refreshdb.Denylist.Size) as auth_revocation_feed_entries.
 func (m *Metrics) WatchRevocationFeed(size func() int64) {
 	if m == nil {
 		return

@@ -6,10 +6,10 @@ import (
 	"errors"
 	"time"
 
-	"github.com/eventreg/eventreg/services/auth/internal/authcode"
 	"github.com/eventreg/eventreg/services/auth/internal/authmetrics"
 	"github.com/eventreg/eventreg/services/auth/internal/client"
 	"github.com/eventreg/eventreg/services/auth/internal/consent"
+	"github.com/eventreg/eventreg/services/auth/internal/grant"
 	"github.com/eventreg/eventreg/services/auth/internal/idtoken"
 )
 
@@ -41,14 +41,14 @@ type Sessions interface {
 	Delete(ctx context.Context, id string) error
 }
 
-// Codes keeps authorization codes (authcode.Store).
+// Codes keeps authorization codes (grant/codedb).
 type Codes interface {
-	Create(ctx context.Context, g authcode.Grant) (string, error)
+	Create(ctx context.Context, g grant.CodeGrant) (string, error)
 	// TTL is how long a code lives.
 	TTL() time.Duration
 }
 
-// Families keeps refresh-token families (refreshtoken.Store).
+// Families keeps refresh-token families (grant/refreshdb).
 type Families interface {
 	// Reserve sets family id aside for a code, so that a revocation from
 	// then on withdraws the code.

@@ -11,10 +11,9 @@ import (
 
 	"github.com/eventreg/eventreg/libs/usersclient"
 
-	"github.com/eventreg/eventreg/services/auth/internal/authcode"
 	"github.com/eventreg/eventreg/services/auth/internal/authmetrics"
 	"github.com/eventreg/eventreg/services/auth/internal/consent"
-	"github.com/eventreg/eventreg/services/auth/internal/refreshtoken"
+	"github.com/eventreg/eventreg/services/auth/internal/grant"
 	"github.com/eventreg/eventreg/services/auth/internal/scope"
 	"github.com/eventreg/eventreg/services/auth/internal/session"
 )
@@ -146,12 +145,12 @@ func (s *Service) Decide(ctx context.Context, sess session.Session, r Request, a
 // redirect URI and PKCE challenge, carrying what the ID token needs
 // (nonce, auth_time, sid).
 func (s *Service) issueCode(ctx context.Context, sess session.Session, r Request) (Response, error) {
-	family := refreshtoken.NewFamilyID()
+	family := grant.NewFamilyID()
 	// Reserved first: a revocation from now on withdraws the code.
 	if err := s.Families.Reserve(ctx, sess.UserID, r.Client.ID, family, s.Codes.TTL()); err != nil {
 		return Response{}, fmt.Errorf("reserving a refresh token family: %w", err)
 	}
-	code, err := s.Codes.Create(ctx, authcode.Grant{ClientID: r.Client.ID, RedirectURI: r.RedirectURI, UserID: sess.UserID,
+	code, err := s.Codes.Create(ctx, grant.CodeGrant{ClientID: r.Client.ID, RedirectURI: r.RedirectURI, UserID: sess.UserID,
 		Scopes: r.Scopes, Challenge: r.Challenge, Family: family, Nonce: r.Nonce, AuthTime: sess.CreatedAt.Unix(), SID: sess.SID()})
 	if err != nil {
 		return Response{}, fmt.Errorf("storing a code: %w", err)

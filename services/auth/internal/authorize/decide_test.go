@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/eventreg/eventreg/services/auth/internal/authcode"
 	"github.com/eventreg/eventreg/services/auth/internal/authorize"
 	"github.com/eventreg/eventreg/services/auth/internal/consent"
+	"github.com/eventreg/eventreg/services/auth/internal/grant"
 	"github.com/eventreg/eventreg/services/auth/internal/scope"
 	"github.com/eventreg/eventreg/services/auth/internal/session"
 )
@@ -193,7 +193,7 @@ func TestCodeIssuance(t *testing.T) {
 	}
 	g := w.store.grants[0]
 	t.Run("the code is bound to the app, redirect URI, user, scopes and PKCE challenge", func(t *testing.T) {
-		want := authcode.Grant{ClientID: appID, RedirectURI: redirect, UserID: 7, Scopes: scope.Parse("openid profile"), Challenge: challenge,
+		want := grant.CodeGrant{ClientID: appID, RedirectURI: redirect, UserID: 7, Scopes: scope.Parse("openid profile"), Challenge: challenge,
 			Family: g.Family, Nonce: "n-1", AuthTime: sess.CreatedAt.Unix(), SID: sess.SID()}
 		if g.Family == "" || g.SID == "" || !reflect.DeepEqual(g, want) {
 			t.Fatalf("grant\n%+v\nwant\n%+v", g, want)

@@ -7,11 +7,11 @@ import (
 
 	"github.com/eventreg/eventreg/libs/usersclient"
 
-	"github.com/eventreg/eventreg/services/auth/internal/authcode"
 	"github.com/eventreg/eventreg/services/auth/internal/authorize"
 	"github.com/eventreg/eventreg/services/auth/internal/client"
 	"github.com/eventreg/eventreg/services/auth/internal/client/clienttest"
 	"github.com/eventreg/eventreg/services/auth/internal/consent"
+	"github.com/eventreg/eventreg/services/auth/internal/grant"
 	"github.com/eventreg/eventreg/services/auth/internal/idtoken"
 	"github.com/eventreg/eventreg/services/auth/internal/scope"
 )
@@ -80,11 +80,11 @@ func (s *sessions) Delete(_ context.Context, id string) error {
 // store is the code and refresh-token stores, recording in order.
 type store struct {
 	calls   []string
-	grants  []authcode.Grant
+	grants  []grant.CodeGrant
 	revoked [][2]int64
 }
 
-func (s *store) Create(_ context.Context, g authcode.Grant) (string, error) {
+func (s *store) Create(_ context.Context, g grant.CodeGrant) (string, error) {
 	s.calls = append(s.calls, "create code family "+g.Family)
 	s.grants = append(s.grants, g)
 	return fmt.Sprintf("code-%d", len(s.grants)), nil

@@ -22,7 +22,7 @@ import (
 	"github.com/eventreg/eventreg/services/auth/internal/client/clientdb"
 	"github.com/eventreg/eventreg/services/auth/internal/clientsecret"
 	"github.com/eventreg/eventreg/services/auth/internal/config"
-	"github.com/eventreg/eventreg/services/auth/internal/refreshtoken"
+	"github.com/eventreg/eventreg/services/auth/internal/grant/refreshdb"
 	"github.com/eventreg/eventreg/services/auth/internal/server"
 	"github.com/eventreg/eventreg/services/auth/internal/signing"
 	"github.com/eventreg/eventreg/services/auth/internal/signing/keydb"
@@ -80,7 +80,7 @@ func withClients(ctx context.Context, fn func(*client.Service) error) error {
 				return err
 			}
 			defer rdb.Close()
-			s.SetTokenRevoker(refreshtoken.ClientTokens{Denylist: refreshtoken.NewDenylist(rdb, cfg.AccessTokenTTL), Grace: cfg.ClientCacheTTL + time.Second})
+			s.SetTokenRevoker(refreshdb.ClientTokens{Denylist: refreshdb.NewDenylist(rdb, cfg.AccessTokenTTL), Grace: cfg.ClientCacheTTL + time.Second})
 		}
 		return fn(s)
 	})

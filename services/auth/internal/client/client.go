@@ -243,7 +243,7 @@ func (s *Service) List(ctx context.Context) ([]Client, error) { return s.store.L
 
 // TokenRevoker revokes every access token a client was issued so far, and
 // for as long as a replica may still hold the client's old record (the
-// client cache): refreshtoken.ClientTokens, a cutoff on the revocation feed.
+// client cache): refreshdb.ClientTokens, a cutoff on the revocation feed.
 type TokenRevoker interface {
 	RevokeClientTokens(ctx context.Context, id int64) error
 }

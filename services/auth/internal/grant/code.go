@@ -7,10 +7,8 @@ import (
 	"github.com/eventreg/eventreg/libs/apierror"
 
 	"github.com/eventreg/eventreg/services/auth/internal/accesstoken"
-	"github.com/eventreg/eventreg/services/auth/internal/authcode"
 	"github.com/eventreg/eventreg/services/auth/internal/client"
 	"github.com/eventreg/eventreg/services/auth/internal/pkce"
-	"github.com/eventreg/eventreg/services/auth/internal/refreshtoken"
 )
 
 // authorizationCode is the authorization_code grant (RFC 6749 §4.1.3): the
@@ -33,14 +31,14 @@ func (s *Service) authorizationCode(ctx context.Context, cl client.Client, r Req
 	}
 	g, err := s.Codes.Redeem(ctx, r.Code, cl.ID, r.RedirectURI, challenge)
 	switch {
-	case errors.Is(err, authcode.ErrReplayed):
+	case errors.Is(err, ErrCodeReplayed):
 		// RFC 6749 §4.1.2: revoke what the first redemption issued. Only the
-		// client the code was issued to gets here (authcode checks the binding first).
+		// client the code was issued to gets here (the store checks the binding first).
 		if err := s.revokeFamily(ctx, g.Family, "a code replayed"); err != nil {
 			return Issued{}, err
 		}
 		return Issued{}, oauthErr(apierror.OAuthInvalidGrant, "The authorization code was already used; the tokens issued with it are revoked.")
-	case errors.Is(err, authcode.ErrInvalid):
+	case errors.Is(err, ErrCodeInvalid):
 		return Issued{}, oauthErr(apierror.OAuthInvalidGrant, "The authorization code is invalid, expired, or was issued to another client, redirect URI or PKCE verifier.")
 	case err != nil:
 		return Issued{}, apierror.DependencyFailed(tokenStore, err)
@@ -68,16 +66,16 @@ func (s *Service) authorizationCode(ctx context.Context, cl client.Client, r Req
 			return Issued{}, oauthErr(apierror.OAuthInvalidScope, "None of the requested scopes is still granted.")
 		}
 	}
-	tok, err := s.issue(accesstoken.UserSubject(g.UserID), cl, scopes, refreshtoken.SessionID(g.Family))
+	tok, err := s.issue(accesstoken.UserSubject(g.UserID), cl, scopes, SessionID(g.Family))
 	if err != nil {
 		return Issued{}, err
 	}
-	refresh, err := s.Refresh.Create(ctx, refreshtoken.Family{ID: g.Family, ClientID: cl.ID, UserID: g.UserID, Granted: granted, Last: scopes, JTI: tok.Claims.ID,
+	refresh, err := s.Refresh.Create(ctx, Family{ID: g.Family, ClientID: cl.ID, UserID: g.UserID, Granted: granted, Last: scopes, JTI: tok.Claims.ID,
 		AuthTime: g.AuthTime, SID: g.SID})
-	if err != nil && !errors.Is(err, refreshtoken.ErrRevoked) {
+	if err != nil && !errors.Is(err, ErrFamilyRevoked) {
 		return Issued{}, apierror.DependencyFailed(tokenStore, err)
 	}
-	// On ErrRevoked a replay of the code arrived while this, the first
+	// On ErrFamilyRevoked a replay of the code arrived while this, the first
 	// redemption, ran: it wins the response, and what it issued is already
 	// revoked (the family's sid is on the denylist), as RFC 6749 §4.1.2 asks.
 	return s.identify(s.issued(tok, refresh), cl, g.UserID, g.AuthTime, g.Nonce, g.SID)

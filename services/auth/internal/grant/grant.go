@@ -23,13 +23,10 @@ import (
 	"github.com/eventreg/eventreg/libs/logging"
 
 	"github.com/eventreg/eventreg/services/auth/internal/accesstoken"
-	"github.com/eventreg/eventreg/services/auth/internal/authcode"
 	"github.com/eventreg/eventreg/services/auth/internal/authmetrics"
 	"github.com/eventreg/eventreg/services/auth/internal/client"
 	"github.com/eventreg/eventreg/services/auth/internal/idtoken"
-	"github.com/eventreg/eventreg/services/auth/internal/refreshtoken"
 	"github.com/eventreg/eventreg/services/auth/internal/scope"
-	"github.com/eventreg/eventreg/services/auth/internal/session"
 	"github.com/eventreg/eventreg/services/auth/internal/throttle"
 )
 
@@ -54,11 +51,12 @@ type Service struct {
 	Tokens  *accesstoken.Issuer
 	// IDTokens signs the ID tokens of grants holding openid.
 	IDTokens *idtoken.Issuer
-	Codes    *authcode.Store
-	Refresh  *refreshtoken.Store
-	Denylist *refreshtoken.Denylist
+	// The stores (store.go).
+	Codes    Codes
+	Refresh  Families
+	Denylist Denylist
 	// Sessions are the browser sessions SignOut ends.
-	Sessions *session.Store
+	Sessions Sessions
 	// Users answers which permissions a user holds now (usersclient.Client).
 	Users Users
 	// ClientFailures counts failed client authentications per client and

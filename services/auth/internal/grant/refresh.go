@@ -8,7 +8,6 @@ import (
 
 	"github.com/eventreg/eventreg/services/auth/internal/accesstoken"
 	"github.com/eventreg/eventreg/services/auth/internal/client"
-	"github.com/eventreg/eventreg/services/auth/internal/refreshtoken"
 )
 
 // invalidRefresh is the answer to every refresh token that does not refresh.
@@ -17,7 +16,9 @@ var invalidRefresh = oauthErr(apierror.OAuthInvalidGrant, "The refresh token is 
 // refreshToken is the refresh_token grant (RFC 6749 §6) with rotation
 // (RFC 9700 §4.14.2): the token is the family's current one and the
 // client's own; the grant is re-checked against the user's and the
-// client's current scopes and narrowed for good; the token rotates.
+// client's current scopes and narrowed for good; the token rotates. A
+// rotated token presented again by its client revokes the family and the
+// access tokens issued with it (reuse detection).
 func (s *Service) refreshToken(ctx context.Context, cl client.Client, r Request) (Issued, error) {
 	if cl.Kind != client.KindOBO {
 		return Issued{}, oauthErr(apierror.OAuthUnauthorizedClient, "A service client uses the client_credentials grant.")
@@ -26,11 +27,8 @@ func (s *Service) refreshToken(ctx context.Context, cl client.Client, r Request)
 		return Issued{}, oauthErr(apierror.OAuthInvalidRequest, "refresh_token is required.")
 	}
 	fam, err := s.Refresh.Peek(ctx, r.RefreshToken)
-	if errors.Is(err, refreshtoken.ErrInvalid) {
-		// Maybe a rotated token: Rotate detects its reuse by the client it
-		// belongs to and revokes the family.
-		_, err := s.Refresh.Rotate(ctx, r.RefreshToken, cl.ID, nil, nil, "")
-		return Issued{}, s.rotateFailed(err)
+	if errors.Is(err, ErrRefreshInvalid) {
+		return Issued{}, s.detectReuse(ctx, cl, r.RefreshToken)
 	}
 	if err != nil {
 		return Issued{}, apierror.DependencyFailed(tokenStore, err)
@@ -60,28 +58,35 @@ func (s *Service) refreshToken(ctx context.Context, cl client.Client, r Request)
 	if len(scopes) == 0 {
 		return Issued{}, oauthErr(apierror.OAuthInvalidScope, "None of the requested scopes is still granted.")
 	}
-	tok, err := s.issue(accesstoken.UserSubject(fam.UserID), cl, scopes, refreshtoken.SessionID(fam.ID))
+	tok, err := s.issue(accesstoken.UserSubject(fam.UserID), cl, scopes, SessionID(fam.ID))
 	if err != nil {
 		return Issued{}, err
 	}
-	next, err := s.Refresh.Rotate(ctx, r.RefreshToken, cl.ID, granted, scopes, tok.Claims.ID)
-	if err != nil {
-		return Issued{}, s.rotateFailed(err)
+	next, err := s.Refresh.Rotate(ctx, Rotation{Token: r.RefreshToken, ClientID: cl.ID, Granted: granted, Last: scopes, JTI: tok.Claims.ID})
+	switch {
+	case errors.Is(err, ErrRefreshReused):
+		// A concurrent refresh with the same token won: this one presented
+		// a rotated token.
+		s.Metrics.RefreshReuse()
+		return Issued{}, invalidRefresh
+	case errors.Is(err, ErrRefreshInvalid), errors.Is(err, ErrWrongClient):
+		return Issued{}, invalidRefresh
+	case err != nil:
+		return Issued{}, apierror.DependencyFailed(tokenStore, err)
 	}
 	return s.identify(s.issued(tok, next), cl, fam.UserID, fam.AuthTime, "", fam.SID)
 }
 
-// rotateFailed maps a failed rotation to its answer.
-func (s *Service) rotateFailed(err error) error {
-	switch {
-	case err == nil: // the token was current after all: nothing was issued with it
-		return invalidRefresh
-	case errors.Is(err, refreshtoken.ErrReused):
-		s.Metrics.RefreshReuse()
-		return invalidRefresh
-	case errors.Is(err, refreshtoken.ErrInvalid), errors.Is(err, refreshtoken.ErrWrongClient):
-		return invalidRefresh
-	default:
+// detectReuse answers a refresh token that is not a family's current one:
+// when it is a rotated token of the client's own family, the family and its
+// access tokens are revoked first. The answer is invalid_grant either way.
+func (s *Service) detectReuse(ctx context.Context, cl client.Client, token string) error {
+	reused, err := s.Refresh.DetectReuse(ctx, token, cl.ID)
+	if err != nil {
 		return apierror.DependencyFailed(tokenStore, err)
 	}
+	if reused {
+		s.Metrics.RefreshReuse()
+	}
+	return invalidRefresh
 }

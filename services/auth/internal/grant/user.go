@@ -8,7 +8,6 @@ import (
 	"github.com/eventreg/eventreg/libs/usersclient"
 
 	"github.com/eventreg/eventreg/services/auth/internal/client"
-	"github.com/eventreg/eventreg/services/auth/internal/refreshtoken"
 	"github.com/eventreg/eventreg/services/auth/internal/scope"
 )
 
@@ -41,7 +40,7 @@ func (s *Service) UserChanged(ctx context.Context, userID int64) (int, error) {
 	if err != nil && !gone {
 		return 0, apierror.DependencyFailed(usersService, err)
 	}
-	n, err := s.Refresh.RevokeUser(ctx, userID, func(f refreshtoken.Family) bool {
+	n, err := s.Refresh.RevokeUser(ctx, userID, func(f Family) bool {
 		return gone || len(f.Granted.Missing(perms)) > 0
 	})
 	if err != nil {
@@ -73,7 +72,7 @@ func (s *Service) SignOut(ctx context.Context, userID int64) (SignedOut, error) 
 	if out.Sessions, err = s.Sessions.EndUser(ctx, userID); err != nil {
 		return out, apierror.DependencyFailed(tokenStore, err)
 	}
-	out.Authorizations, err = s.Refresh.RevokeUser(ctx, userID, func(refreshtoken.Family) bool { return true })
+	out.Authorizations, err = s.Refresh.RevokeUser(ctx, userID, func(Family) bool { return true })
 	if err != nil {
 		return out, apierror.DependencyFailed(tokenStore, err)
 	}

@@ -22,9 +22,9 @@ func (h *Handler) revocations(c *gin.Context) {
 		}
 		after = n
 	}
-	page, err := h.Grants.Denylist.Feed(c.Request.Context(), after)
+	page, err := h.Grants.RevocationFeed(c.Request.Context(), after)
 	if err != nil {
-		h.reply.Error(c, apierror.DependencyFailed("The token store", err))
+		h.reply.Error(c, err)
 		return
 	}
 	c.Header("Cache-Control", "no-store")

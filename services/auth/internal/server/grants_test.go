@@ -14,7 +14,8 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/eventreg/eventreg/services/auth/internal/authtest"
-	"github.com/eventreg/eventreg/services/auth/internal/refreshtoken"
+	oauthgrant "github.com/eventreg/eventreg/services/auth/internal/grant"
+	"github.com/eventreg/eventreg/services/auth/internal/grant/refreshdb"
 )
 
 // staffUser returns a user of the double holding every sensitive permission.
@@ -334,9 +335,9 @@ func TestRefreshFamilyLifetimes(t *testing.T) {
 func TestRotatedTokensStayBounded(t *testing.T) {
 	s := authtest.Start(t, authtest.Options{})
 	tok := grant(t, s, oboConfig(s, authtest.BadgeID, authtest.BadgeSecret, "pii:basic"), authtest.Alice)
-	family, _ := refreshtoken.FamilyOfToken(tok.RefreshToken)
+	family, _ := oauthgrant.FamilyOfToken(tok.RefreshToken)
 	rt, prev := tok.RefreshToken, ""
-	for i := 0; i < refreshtoken.MaxRotated+20; i++ {
+	for i := 0; i < refreshdb.MaxRotated+20; i++ {
 		st, m := refreshWith(t, s, rt, authtest.BadgeID, authtest.BadgeSecret)
 		if st != 200 {
 			t.Fatalf("rotation %d: %d %v", i, st, m)
@@ -344,8 +345,8 @@ func TestRotatedTokensStayBounded(t *testing.T) {
 		prev, rt = rt, m["refresh_token"].(string)
 	}
 	key := "auth:rt:{" + family + "}:rotated"
-	if n := s.Redis.ZCard(bg(), key).Val(); n != refreshtoken.MaxRotated {
-		t.Fatalf("%s holds %d digests, want %d", key, n, refreshtoken.MaxRotated)
+	if n := s.Redis.ZCard(bg(), key).Val(); n != refreshdb.MaxRotated {
+		t.Fatalf("%s holds %d digests, want %d", key, n, refreshdb.MaxRotated)
 	}
 	if ttl := s.Redis.PTTL(bg(), key).Val(); ttl <= 0 {
 		t.Fatalf("%s has no expiry (%v)", key, ttl)
@@ -479,8 +480,8 @@ func TestRevocationFeed(t *testing.T) {
 
 	t.Run("OBO access tokens carry the sid of their family; service tokens none", func(t *testing.T) {
 		tok := grant(t, s, badge, authtest.Alice)
-		fam, _ := refreshtoken.FamilyOfToken(tok.RefreshToken)
-		if sid := claimsOf(t, tok.AccessToken)["sid"]; sid != refreshtoken.SessionID(fam) || sid == fam {
+		fam, _ := oauthgrant.FamilyOfToken(tok.RefreshToken)
+		if sid := claimsOf(t, tok.AccessToken)["sid"]; sid != oauthgrant.SessionID(fam) || sid == fam {
 			t.Fatalf("sid %v (family %s)", sid, fam)
 		}
 		st, _, body := post(t, s.URL+"/api/oauth/token", form, "grant_type=client_credentials", authtest.ServiceID, authtest.ServiceSecret)

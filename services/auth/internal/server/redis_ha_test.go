@@ -16,7 +16,7 @@ import (
 	"github.com/eventreg/eventreg/libs/testkit"
 
 	"github.com/eventreg/eventreg/services/auth/internal/authtest"
-	"github.com/eventreg/eventreg/services/auth/internal/refreshtoken"
+	oauthgrant "github.com/eventreg/eventreg/services/auth/internal/grant"
 )
 
 // exerciseRedisFlows runs every flow that keeps state in Redis: a browser
@@ -103,7 +103,7 @@ func failover(t *testing.T, s *authtest.Server, timeout time.Duration, onKilled 
 			t.Fatalf("60 grants gave %d refresh chains, %d of them on the master to be killed", len(chains), on)
 		}
 		rt := grant(t, s, badge, authtest.Alice).RefreshToken
-		fam, _ := refreshtoken.FamilyOfToken(rt)
+		fam, _ := oauthgrant.FamilyOfToken(rt)
 		c := &chain{family: fam, onKilled: onKilled(fam), issued: time.Now()}
 		if (c.onKilled && on == wantOnKilled) || (!c.onKilled && len(chains)-on == 4-wantOnKilled) {
 			continue
@@ -122,7 +122,7 @@ func failover(t *testing.T, s *authtest.Server, timeout time.Duration, onKilled 
 			t.Fatal("20 grants gave no refresh token on the master to be killed")
 		}
 		tok := grant(t, s, badge, authtest.Bob)
-		if family, _ := refreshtoken.FamilyOfToken(tok.RefreshToken); onKilled(family) {
+		if family, _ := oauthgrant.FamilyOfToken(tok.RefreshToken); onKilled(family) {
 			before = tok
 		}
 	}

@@ -24,7 +24,6 @@ import (
 	"github.com/eventreg/eventreg/libs/usersclient"
 
 	"github.com/eventreg/eventreg/services/auth/internal/accesstoken"
-	"github.com/eventreg/eventreg/services/auth/internal/authcode"
 	"github.com/eventreg/eventreg/services/auth/internal/authmetrics"
 	"github.com/eventreg/eventreg/services/auth/internal/authorize"
 	"github.com/eventreg/eventreg/services/auth/internal/client"
@@ -33,11 +32,12 @@ import (
 	"github.com/eventreg/eventreg/services/auth/internal/config"
 	"github.com/eventreg/eventreg/services/auth/internal/consent/consentdb"
 	"github.com/eventreg/eventreg/services/auth/internal/grant"
+	"github.com/eventreg/eventreg/services/auth/internal/grant/codedb"
+	"github.com/eventreg/eventreg/services/auth/internal/grant/refreshdb"
 	"github.com/eventreg/eventreg/services/auth/internal/grantapi"
 	"github.com/eventreg/eventreg/services/auth/internal/idtoken"
 	"github.com/eventreg/eventreg/services/auth/internal/logout"
 	"github.com/eventreg/eventreg/services/auth/internal/pagesapi"
-	"github.com/eventreg/eventreg/services/auth/internal/refreshtoken"
 	"github.com/eventreg/eventreg/services/auth/internal/session"
 	"github.com/eventreg/eventreg/services/auth/internal/signin"
 	"github.com/eventreg/eventreg/services/auth/internal/signing"
@@ -59,7 +59,7 @@ type App struct {
 	// Redis is the client Mount opened (nil after Build alone).
 	Redis redis.UniversalClient
 	// Refresh keeps the refresh-token families.
-	Refresh *refreshtoken.Store
+	Refresh *refreshdb.Store
 }
 
 // Users is what auth needs of the users service (usersclient.Client).
@@ -84,11 +84,11 @@ func Build(ctx context.Context, cfg config.Serve, log *slog.Logger, pool *pgxpoo
 	clients := client.NewService(clientdb.New(pool), clientsecret.NewHasher([]byte(cfg.ClientSecretKey)), cfg.ClientCacheTTL)
 	issuer := strings.TrimRight(cfg.Issuer, "/")
 	tokens := accesstoken.NewIssuer(keys, issuer, cfg.TokenAudience, cfg.AccessTokenTTL)
-	denylist := refreshtoken.NewDenylist(rdb, cfg.AccessTokenTTL)
+	denylist := refreshdb.NewDenylist(rdb, cfg.AccessTokenTTL)
 	metrics.WatchRevocationFeed(denylist.Size)
-	clients.SetTokenRevoker(refreshtoken.ClientTokens{Denylist: denylist, Grace: cfg.ClientCacheTTL + time.Second})
-	refresh := refreshtoken.New(rdb, denylist, refreshtoken.Lifetimes{Idle: cfg.RefreshIdleTTL, Absolute: cfg.RefreshAbsoluteTTL})
-	codes := authcode.New(rdb, cfg.AuthCodeTTL)
+	clients.SetTokenRevoker(refreshdb.ClientTokens{Denylist: denylist, Grace: cfg.ClientCacheTTL + time.Second})
+	refresh := refreshdb.New(rdb, denylist, refreshdb.Lifetimes{Idle: cfg.RefreshIdleTTL, Absolute: cfg.RefreshAbsoluteTTL})
+	codes := codedb.New(rdb, cfg.AuthCodeTTL)
 	sessions := session.New(rdb, cfg.SessionIdleTTL, cfg.SessionAbsTTL)
 
 	grants := &grant.Service{
@@ -149,7 +149,7 @@ func deriveKey(secret []byte, purpose string) []byte {
 // intake signing users out as events ask, signOut), and the dispatcher when
 // this replica delivers.
 func buildWebhooks(app *App, cfg config.Serve, log *slog.Logger, pool *pgxpool.Pool, tokens *accesstoken.Issuer,
-	denylist *refreshtoken.Denylist, signOut func(context.Context, int64) error, metrics *authmetrics.Metrics, public, internal gin.IRouter) error {
+	denylist *refreshdb.Denylist, signOut func(context.Context, int64) error, metrics *authmetrics.Metrics, public, internal gin.IRouter) error {
 	networks, err := cfg.Webhooks.Networks()
 	if err != nil {
 		return err
@@ -227,9 +227,9 @@ func webhookKey(keys *signing.Manager) gin.HandlerFunc {
 
 // upgradeOldFamilies gives the refresh-token families stored before they had
 // lifetimes their lifetimes, reuse detection and their place in the indexes
-// (refreshtoken.Store.MigrateOld), once per start, in the background: it is
+// (refreshdb.Store.MigrateOld), once per start, in the background: it is
 // idempotent and every replica may run it at once.
-func upgradeOldFamilies(ctx context.Context, refresh *refreshtoken.Store, log *slog.Logger) {
+func upgradeOldFamilies(ctx context.Context, refresh *refreshdb.Store, log *slog.Logger) {
 	n, err := refresh.MigrateOld(ctx)
 	if err != nil {
 		if ctx.Err() == nil {

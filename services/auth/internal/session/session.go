@@ -76,7 +76,7 @@ func (s *Store) Create(ctx context.Context, userID int64) (Session, error) {
 	}
 	k := keyOfHash(h)
 	_, err = s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.HSet(ctx, k, "user", userID, "created", sess.CreatedAt.Unix())
+		p.HSet(ctx, k, sessionHash{User: userID, Created: sess.CreatedAt.Unix()})
 		p.PExpire(ctx, k, s.idle)
 		return nil
 	})
@@ -129,24 +129,27 @@ func (s *Store) EndUser(ctx context.Context, userID int64) (int, error) {
 	return len(hashes), nil
 }
 
+// sessionHash is a session's hash, field by field.
+type sessionHash struct {
+	User    int64 `redis:"user"`
+	Created int64 `redis:"created"`
+}
+
 // Get returns the session of id and extends its idle expiry, or ErrNone.
 func (s *Store) Get(ctx context.Context, id string) (Session, error) {
 	if id == "" || len(id) > 100 {
 		return Session{}, ErrNone
 	}
 	k := key(id)
-	v, err := s.rdb.HMGet(ctx, k, "user", "created").Result()
+	vals, err := s.rdb.HGetAll(ctx, k).Result()
 	if err != nil {
 		return Session{}, fmt.Errorf("reading session: %w", err)
 	}
-	us, _ := v[0].(string)
-	cs, _ := v[1].(string)
-	user, err1 := strconv.ParseInt(us, 10, 64)
-	created, err2 := strconv.ParseInt(cs, 10, 64)
-	if err1 != nil || err2 != nil {
+	var h sessionHash
+	if err := redis.NewMapStringStringResult(vals, nil).Scan(&h); err != nil || h.User == 0 || h.Created == 0 {
 		return Session{}, ErrNone
 	}
-	sess := Session{ID: id, UserID: user, CreatedAt: time.Unix(created, 0)}
+	sess := Session{ID: id, UserID: h.User, CreatedAt: time.Unix(h.Created, 0)}
 	remaining := sess.CreatedAt.Add(s.absolut).Sub(s.now())
 	if remaining <= 0 {
 		_ = s.rdb.Del(ctx, k).Err()

@@ -6,21 +6,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/eventreg/eventreg/libs/redisdb"
 	"github.com/eventreg/eventreg/libs/testkit"
 )
 
 func TestMain(m *testing.M) { testkit.Main(m) }
 
 func TestSessionExpiry(t *testing.T) {
-	if testing.Short() {
-		t.Skip("integration: needs redis-server")
-	}
-	rdb, err := redisdb.Open(testkit.NewRedis(t), false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rdb.Close()
+	rdb := testkit.NewRedisClient(t)
 	ctx := context.Background()
 	now := time.Now()
 	s := New(rdb, time.Minute, time.Hour)
@@ -67,14 +59,7 @@ func TestSessionExpiry(t *testing.T) {
 }
 
 func TestEndUser(t *testing.T) {
-	if testing.Short() {
-		t.Skip("integration: needs redis-server")
-	}
-	rdb, err := redisdb.Open(testkit.NewRedis(t), false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rdb.Close()
+	rdb := testkit.NewRedisClient(t)
 	ctx := context.Background()
 	now := time.Now()
 	s := New(rdb, time.Minute, time.Hour)

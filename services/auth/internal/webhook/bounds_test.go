@@ -9,6 +9,7 @@ import (
 
 	"github.com/eventreg/eventreg/libs/authapi"
 
+	"github.com/eventreg/eventreg/services/auth/internal/authtest"
 	"github.com/eventreg/eventreg/services/auth/internal/webhook"
 )
 
@@ -19,13 +20,13 @@ import (
 func TestDisabledSubscriptionBacklogExpires(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	rc := newReceiver(t, nil)
+	rc := authtest.NewReceiver(t, nil)
 	sub := e.subscribe(tracker, rc.URL, authapi.EventUserUpdated)
 	off := webhook.StateDisabled
 	if _, err := e.hooks.Update(ctx, tracker, sub.ID, webhook.Change{State: &off}); err != nil {
 		t.Fatal(err)
 	}
-	e.publish(event(authapi.EventUserUpdated, "user:1", `{"id":"1"}`), event(authapi.EventUserUpdated, "user:2", `{"id":"2"}`))
+	e.publish(authtest.Event(authapi.EventUserUpdated, "user:1", `{"id":"1"}`), authtest.Event(authapi.EventUserUpdated, "user:2", `{"id":"2"}`))
 	cfg := fast()
 	cfg.RetryFor, cfg.SweepInterval = 300*time.Millisecond, 50*time.Millisecond
 
@@ -46,8 +47,8 @@ func TestDisabledSubscriptionBacklogExpires(t *testing.T) {
 				t.Fatalf("%+v", d)
 			}
 		}
-		if rc.count() != 0 {
-			t.Fatalf("%d sent while disabled", rc.count())
+		if rc.Count() != 0 {
+			t.Fatalf("%d sent while disabled", rc.Count())
 		}
 	})
 	t.Run("and are deleted with the dead retention", func(t *testing.T) {
@@ -71,14 +72,14 @@ func TestOneAppCannotHoldEveryWorker(t *testing.T) {
 		case <-r.Context().Done():
 		}
 	}
-	var slow []*receiver
+	var slow []*authtest.Receiver
 	for range 3 {
-		rc := newReceiver(t, hang)
+		rc := authtest.NewReceiver(t, hang)
 		slow = append(slow, rc)
 		e.subscribe(tracker, rc.URL, authapi.EventUserUpdated)
 	}
 	t.Cleanup(func() { close(release) })
-	other := newReceiver(t, nil)
+	other := authtest.NewReceiver(t, nil)
 	e.subscribe(reader, other.URL, authapi.EventRegistrationUpdated)
 	cfg := fast()
 	// 3 subscriptions × 4 per endpoint = 12 deliveries the app could hold,
@@ -86,20 +87,20 @@ func TestOneAppCannotHoldEveryWorker(t *testing.T) {
 	cfg.Workers, cfg.Timeout, cfg.Lease = 8, time.Minute, 2*time.Minute
 	e.run(cfg)
 	for i := range 6 {
-		e.publish(event(authapi.EventUserUpdated, "user:"+string(rune('a'+i)), `{}`))
+		e.publish(authtest.Event(authapi.EventUserUpdated, "user:"+string(rune('a'+i)), `{}`))
 	}
 	inFlight := func() int {
 		n := 0
 		for _, rc := range slow {
-			n += rc.count()
+			n += rc.Count()
 		}
 		return n
 	}
 	e.eventually(10*time.Second, "the app's endpoints hanging", func() bool { return inFlight() > 0 })
-	e.publish(event(authapi.EventRegistrationUpdated, "registration:1", `{}`))
+	e.publish(authtest.Event(authapi.EventRegistrationUpdated, "registration:1", `{}`))
 
 	t.Run("another app's delivery goes out while the first app's hang", func(t *testing.T) {
-		e.eventually(10*time.Second, "the other app's delivery", func() bool { return other.count() == 1 })
+		e.eventually(10*time.Second, "the other app's delivery", func() bool { return other.Count() == 1 })
 	})
 	t.Run("the hanging app holds at most its share of the workers", func(t *testing.T) {
 		if n := inFlight(); n > cfg.Workers/4 {

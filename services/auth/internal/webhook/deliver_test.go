@@ -24,6 +24,7 @@ import (
 	"github.com/eventreg/eventreg/libs/authapi"
 	"github.com/eventreg/eventreg/libs/tokenauth"
 
+	"github.com/eventreg/eventreg/services/auth/internal/authtest"
 	"github.com/eventreg/eventreg/services/auth/internal/webhook"
 )
 
@@ -69,7 +70,7 @@ func verifyWithGoJose(jwks []byte, raw string, body []byte, audience string) (re
 
 func TestDeliveryRequest(t *testing.T) {
 	e := newEnv(t)
-	rc := newReceiver(t, nil)
+	rc := authtest.NewReceiver(t, nil)
 	sub := e.subscribe(tracker, rc.URL+"/hooks?tenant=7", authapi.EventVolunteerUpdated)
 	recorder := tracetest.NewSpanRecorder()
 	cfg := fast()
@@ -79,32 +80,32 @@ func TestDeliveryRequest(t *testing.T) {
 	e.run(cfg)
 
 	origin := "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
-	ev := event(authapi.EventVolunteerUpdated, "volunteer:2026:1001", `{ "user": {"id": "1001"}, "note": "é" }`)
+	ev := authtest.Event(authapi.EventVolunteerUpdated, "volunteer:2026:1001", `{ "user": {"id": "1001"}, "note": "é" }`)
 	ev.TraceParent = origin
 	if n := e.publish(ev); n != 1 {
 		t.Fatalf("accepted %d", n)
 	}
-	e.eventually(5*time.Second, "the delivery", func() bool { return rc.count() == 1 })
-	got := rc.receipts()[0]
+	e.eventually(5*time.Second, "the delivery", func() bool { return rc.Count() == 1 })
+	got := rc.Receipts()[0]
 	ds := e.deliveries(sub.ID)
 
 	t.Run("the body is exactly {event, data}, data compacted", func(t *testing.T) {
 		want := `{"event":"volunteer-updated","data":{"user":{"id":"1001"},"note":"é"}}`
-		if string(got.body) != want {
-			t.Fatalf("body %s, want %s", got.body, want)
+		if string(got.Body) != want {
+			t.Fatalf("body %s, want %s", got.Body, want)
 		}
 	})
 	t.Run("headers", func(t *testing.T) {
-		h := got.header
+		h := got.Header
 		if h.Get("Content-Type") != "application/json" || h.Get("User-Agent") != "eventreg-webhooks" ||
 			h.Get("Webhook-Id") != ds[0].ID || h.Get("Webhook-Event") != "volunteer-updated" ||
 			!strings.HasPrefix(h.Get("Authorization"), "Bearer ") {
 			t.Fatalf("headers %v", h)
 		}
 	})
-	raw := strings.TrimPrefix(got.header.Get("Authorization"), "Bearer ")
+	raw := strings.TrimPrefix(got.Header.Get("Authorization"), "Bearer ")
 	t.Run("the token verifies against the JWKS with go-jose", func(t *testing.T) {
-		c, err := verifyWithGoJose(e.keys.JWKS(), raw, got.body, "501")
+		c, err := verifyWithGoJose(e.keys.JWKS(), raw, got.Body, "501")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -113,7 +114,7 @@ func TestDeliveryRequest(t *testing.T) {
 		}
 	})
 	t.Run("the token does not verify for another body", func(t *testing.T) {
-		if _, err := verifyWithGoJose(e.keys.JWKS(), raw, append(got.body[:len(got.body)-1:len(got.body)-1], ' ', '}'), "501"); err == nil {
+		if _, err := verifyWithGoJose(e.keys.JWKS(), raw, append(got.Body[:len(got.Body)-1:len(got.Body)-1], ' ', '}'), "501"); err == nil {
 			t.Fatal("a changed body verified")
 		}
 	})
@@ -151,9 +152,9 @@ func TestDeliveryRequest(t *testing.T) {
 		if len(links) != 1 || links[0].SpanContext.TraceID().String() != "0af7651916cd43dd8448eb211c80319c" {
 			t.Fatalf("links %+v", links)
 		}
-		sent := trace.SpanContextFromContext(propagation.TraceContext{}.Extract(context.Background(), propagation.HeaderCarrier(got.header)))
+		sent := trace.SpanContextFromContext(propagation.TraceContext{}.Extract(context.Background(), propagation.HeaderCarrier(got.Header)))
 		if sent.TraceID() != span.SpanContext().TraceID() || sent.SpanID() != span.SpanContext().SpanID() {
-			t.Fatalf("traceparent %q is not the delivery span's", got.header.Get("traceparent"))
+			t.Fatalf("traceparent %q is not the delivery span's", got.Header.Get("traceparent"))
 		}
 	})
 	t.Run("recorded as delivered, and counted", func(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/eventreg/eventreg/libs/authapi"
 
+	"github.com/eventreg/eventreg/services/auth/internal/authtest"
 	"github.com/eventreg/eventreg/services/auth/internal/webhook"
 )
 
@@ -20,7 +22,7 @@ func TestRetryThenDeadThenReplay(t *testing.T) {
 	e := newEnv(t)
 	var failing atomic.Bool
 	failing.Store(true)
-	rc := newReceiver(t, func(w http.ResponseWriter, _ *http.Request, _ int) {
+	rc := authtest.NewReceiver(t, func(w http.ResponseWriter, _ *http.Request, _ int) {
 		if failing.Load() {
 			http.Error(w, "boom\n\tdown for maintenance", http.StatusInternalServerError)
 		}
@@ -29,45 +31,45 @@ func TestRetryThenDeadThenReplay(t *testing.T) {
 	cfg := fast()
 	cfg.RetryBase, cfg.RetryMax, cfg.RetryFor = 10*time.Millisecond, 40*time.Millisecond, 600*time.Millisecond
 	e.run(cfg)
-	ev := event(authapi.EventUserUpdated, "user:1001", `{"id":"1001"}`)
+	ev := authtest.Event(authapi.EventUserUpdated, "user:1001", `{"id":"1001"}`)
 	e.publish(ev)
 
 	e.eventually(5*time.Second, "the delivery going dead", func() bool { return e.deliveries(sub.ID)[0].State == webhook.DeliveryDead })
 	dead := e.deliveries(sub.ID)[0]
 	t.Run("retried with backoff until the retry window closed, then dead", func(t *testing.T) {
-		if dead.Attempts < 3 || dead.Attempts != rc.count() {
-			t.Fatalf("%d attempts recorded, %d received", dead.Attempts, rc.count())
+		if dead.Attempts < 3 || dead.Attempts != rc.Count() {
+			t.Fatalf("%d attempts recorded, %d received", dead.Attempts, rc.Count())
 		}
 		if dead.LastStatus != 500 || dead.LastError != "HTTP 500" || !dead.NextAttemptAt.IsZero() {
 			t.Fatalf("%+v", dead)
 		}
-		got := rc.receipts()
-		if last := got[len(got)-1].at.Sub(ev.OccurredAt); last < 580*time.Millisecond {
+		got := rc.Receipts()
+		if last := got[len(got)-1].At.Sub(ev.OccurredAt); last < 580*time.Millisecond {
 			t.Fatalf("the last attempt came %s after the event, before its retry window of 600ms closed", last)
 		}
 	})
 	t.Run("every attempt carries the same Webhook-Id", func(t *testing.T) {
-		for _, r := range rc.receipts() {
-			if r.id != dead.ID {
-				t.Fatalf("Webhook-Id %s, want %s", r.id, dead.ID)
+		for _, r := range rc.Receipts() {
+			if r.ID != dead.ID {
+				t.Fatalf("Webhook-Id %s, want %s", r.ID, dead.ID)
 			}
 		}
 	})
 	t.Run("replay sends it again, with attempts reset", func(t *testing.T) {
 		failing.Store(false)
-		before := rc.count()
+		before := rc.Count()
 		d, err := e.hooks.Replay(context.Background(), tracker, sub.ID, dead.ID)
 		if err != nil || d.State != webhook.DeliveryPending || d.Attempts != 0 {
 			t.Fatalf("%+v %v", d, err)
 		}
 		e.eventually(5*time.Second, "the replay delivered", func() bool { return e.deliveries(sub.ID)[0].State == webhook.DeliveryDelivered })
-		if d := e.deliveries(sub.ID)[0]; d.Attempts != 1 || rc.count() != before+1 {
-			t.Fatalf("%+v after %d receipts", d, rc.count()-before)
+		if d := e.deliveries(sub.ID)[0]; d.Attempts != 1 || rc.Count() != before+1 {
+			t.Fatalf("%+v after %d receipts", d, rc.Count()-before)
 		}
 	})
 	t.Run("replaying every dead delivery", func(t *testing.T) {
 		failing.Store(true)
-		e.publish(event(authapi.EventUserUpdated, "user:1002", `{}`), event(authapi.EventUserUpdated, "user:1003", `{}`))
+		e.publish(authtest.Event(authapi.EventUserUpdated, "user:1002", `{}`), authtest.Event(authapi.EventUserUpdated, "user:1003", `{}`))
 		e.eventually(5*time.Second, "two dead", func() bool {
 			n := 0
 			for _, d := range e.deliveries(sub.ID) {
@@ -97,7 +99,7 @@ func TestDisableAfterFailingTooLong(t *testing.T) {
 	e := newEnv(t)
 	var failing atomic.Bool
 	failing.Store(true)
-	rc := newReceiver(t, func(w http.ResponseWriter, _ *http.Request, _ int) {
+	rc := authtest.NewReceiver(t, func(w http.ResponseWriter, _ *http.Request, _ int) {
 		if failing.Load() {
 			w.WriteHeader(http.StatusServiceUnavailable)
 		}
@@ -106,7 +108,7 @@ func TestDisableAfterFailingTooLong(t *testing.T) {
 	cfg := fast()
 	cfg.DisableAfter = 300 * time.Millisecond
 	e.run(cfg)
-	e.publish(event(authapi.EventUserUpdated, "user:1", `{}`))
+	e.publish(authtest.Event(authapi.EventUserUpdated, "user:1", `{}`))
 	e.eventually(5*time.Second, "failing", func() bool { return !e.subscription(sub.ID).FailingSince.IsZero() })
 	// "active" sent to an active subscription does not restart its failure
 	// clock (an app cannot put off being disabled).
@@ -123,10 +125,10 @@ func TestDisableAfterFailingTooLong(t *testing.T) {
 		t.Fatalf("%+v", s)
 	}
 	t.Run("a disabled subscription gets no attempts", func(t *testing.T) {
-		n := rc.count()
+		n := rc.Count()
 		time.Sleep(200 * time.Millisecond) // many poll intervals: nothing may be sent
-		if rc.count() != n {
-			t.Fatalf("%d attempts while disabled", rc.count()-n)
+		if rc.Count() != n {
+			t.Fatalf("%d attempts while disabled", rc.Count()-n)
 		}
 		if d := e.deliveries(sub.ID)[0]; d.State != webhook.DeliveryPending {
 			t.Fatalf("%+v", d)
@@ -169,13 +171,13 @@ func (g *gate) hold(w http.ResponseWriter, r *http.Request, _ int) {
 func TestEndpointConcurrencyLimit(t *testing.T) {
 	e := newEnv(t)
 	g := newGate()
-	rc := newReceiver(t, g.hold)
+	rc := authtest.NewReceiver(t, g.hold)
 	sub := e.subscribe(tracker, rc.URL, authapi.EventUserUpdated)
 	cfg := fast()
 	cfg.EndpointConcurrency, cfg.Timeout, cfg.Lease = 3, 5*time.Second, 10*time.Second
 	e.run(cfg)
 	for i := range 12 {
-		e.publish(event(authapi.EventUserUpdated, fmt.Sprintf("user:%d", i), `{}`))
+		e.publish(authtest.Event(authapi.EventUserUpdated, fmt.Sprintf("user:%d", i), `{}`))
 	}
 	e.eventually(5*time.Second, "3 in flight", func() bool { return g.inFlight.Load() == 3 })
 	time.Sleep(200 * time.Millisecond) // ten poll intervals: no fourth may start
@@ -183,7 +185,7 @@ func TestEndpointConcurrencyLimit(t *testing.T) {
 		t.Fatalf("%d in flight to one endpoint, limit 3", g.maxSeen.Load())
 	}
 	close(g.release)
-	e.eventually(10*time.Second, "all delivered", func() bool { return rc.count() == 12 })
+	e.eventually(10*time.Second, "all delivered", func() bool { return rc.Count() == 12 })
 	if g.maxSeen.Load() != 3 {
 		t.Fatalf("%d in flight to one endpoint, limit 3", g.maxSeen.Load())
 	}
@@ -201,8 +203,8 @@ func TestHangingEndpointDoesNotDelayAnother(t *testing.T) {
 	e := newEnv(t)
 	g := newGate()
 	t.Cleanup(func() { close(g.release) })
-	hanging := newReceiver(t, g.hold)
-	fine := newReceiver(t, nil)
+	hanging := authtest.NewReceiver(t, g.hold)
+	fine := authtest.NewReceiver(t, nil)
 	e.subscribe(tracker, hanging.URL, authapi.EventUserUpdated)
 	e.subscribe(tracker, fine.URL, authapi.EventUserUpdated)
 	cfg := fast()
@@ -213,9 +215,9 @@ func TestHangingEndpointDoesNotDelayAnother(t *testing.T) {
 	e.run(cfg)
 	start := time.Now()
 	for i := range 10 {
-		e.publish(event(authapi.EventUserUpdated, fmt.Sprintf("user:%d", i), `{}`))
+		e.publish(authtest.Event(authapi.EventUserUpdated, fmt.Sprintf("user:%d", i), `{}`))
 	}
-	e.eventually(3*time.Second, "the other endpoint's 10 deliveries", func() bool { return fine.count() == 10 })
+	e.eventually(3*time.Second, "the other endpoint's 10 deliveries", func() bool { return fine.Count() == 10 })
 	if took := time.Since(start); took > 2*time.Second {
 		t.Fatalf("took %s", took)
 	}
@@ -227,7 +229,7 @@ func TestHangingEndpointDoesNotDelayAnother(t *testing.T) {
 
 func TestTwoDispatchersDeliverEachOnce(t *testing.T) {
 	e := newEnv(t)
-	rc := newReceiver(t, func(_ http.ResponseWriter, _ *http.Request, _ int) { time.Sleep(5 * time.Millisecond) })
+	rc := authtest.NewReceiver(t, func(_ http.ResponseWriter, _ *http.Request, _ int) { time.Sleep(5 * time.Millisecond) })
 	sub := e.subscribe(tracker, rc.URL, authapi.EventUserUpdated, authapi.EventVolunteerUpdated)
 	cfg := fast()
 	cfg.EndpointConcurrency, cfg.Workers = 8, 8
@@ -235,17 +237,17 @@ func TestTwoDispatchersDeliverEachOnce(t *testing.T) {
 	e.run(cfg)
 	var batch []authapi.Event
 	for i := range 60 {
-		batch = append(batch, event(authapi.EventUserUpdated, fmt.Sprintf("user:%d", i%20), `{}`))
+		batch = append(batch, authtest.Event(authapi.EventUserUpdated, fmt.Sprintf("user:%d", i%20), `{}`))
 	}
 	e.publish(batch...)
-	e.eventually(15*time.Second, "60 receipts", func() bool { return rc.count() >= 60 })
+	e.eventually(15*time.Second, "60 receipts", func() bool { return rc.Count() >= 60 })
 	time.Sleep(100 * time.Millisecond) // a duplicate would arrive now
 	seen := map[string]int{}
-	for _, r := range rc.receipts() {
-		seen[r.id]++
+	for _, r := range rc.Receipts() {
+		seen[r.ID]++
 	}
-	if len(seen) != 60 || rc.count() != 60 {
-		t.Fatalf("%d receipts of %d deliveries", rc.count(), len(seen))
+	if len(seen) != 60 || rc.Count() != 60 {
+		t.Fatalf("%d receipts of %d deliveries", rc.Count(), len(seen))
 	}
 	for _, d := range e.deliveries(sub.ID) {
 		if seen[d.ID] != 1 {
@@ -256,7 +258,7 @@ func TestTwoDispatchersDeliverEachOnce(t *testing.T) {
 
 func TestCancelledDispatcherLeavesItsLease(t *testing.T) {
 	e := newEnv(t)
-	rc := newReceiver(t, func(_ http.ResponseWriter, r *http.Request, n int) {
+	rc := authtest.NewReceiver(t, func(_ http.ResponseWriter, r *http.Request, n int) {
 		if n == 1 {
 			<-r.Context().Done() // the first attempt hangs until the dispatcher goes
 		}
@@ -265,8 +267,8 @@ func TestCancelledDispatcherLeavesItsLease(t *testing.T) {
 	cfg := fast()
 	cfg.Timeout, cfg.Lease = time.Second, 1500*time.Millisecond
 	stop := e.run(cfg)
-	e.publish(event(authapi.EventUserUpdated, "user:1", `{}`))
-	e.eventually(5*time.Second, "the first attempt", func() bool { return rc.count() == 1 })
+	e.publish(authtest.Event(authapi.EventUserUpdated, "user:1", `{}`))
+	e.eventually(5*time.Second, "the first attempt", func() bool { return rc.Count() == 1 })
 	stop() // mid-delivery, as a crash would
 
 	var leasedFor time.Duration
@@ -281,11 +283,11 @@ func TestCancelledDispatcherLeavesItsLease(t *testing.T) {
 	}
 	e.run(cfg)
 	e.eventually(5*time.Second, "delivered by the other dispatcher", func() bool { return e.deliveries(sub.ID)[0].State == webhook.DeliveryDelivered })
-	got := rc.receipts()
-	if len(got) != 2 || got[1].id != got[0].id {
+	got := rc.Receipts()
+	if len(got) != 2 || got[1].ID != got[0].ID {
 		t.Fatalf("%d receipts", len(got))
 	}
-	if gap := got[1].at.Sub(got[0].at); gap < cfg.Lease-100*time.Millisecond {
+	if gap := got[1].At.Sub(got[0].At); gap < cfg.Lease-100*time.Millisecond {
 		t.Fatalf("sent again after %s, before the lease of %s expired", gap, cfg.Lease)
 	}
 }
@@ -295,14 +297,15 @@ func TestOrderPerResource(t *testing.T) {
 	var mu sync.Mutex
 	var order []string // "resource/n" of each 2xx, in answer order
 	var failedFirst atomic.Bool
-	rc := newReceiver(t, func(w http.ResponseWriter, r *http.Request, _ int) {
+	rc := authtest.NewReceiver(t, func(w http.ResponseWriter, r *http.Request, _ int) {
 		var body struct {
 			Data struct {
 				R string `json:"r"`
 				N int    `json:"n"`
 			} `json:"data"`
 		}
-		_ = json.Unmarshal(mustBody(r), &body)
+		raw, _ := io.ReadAll(r.Body)
+		_ = json.Unmarshal(raw, &body)
 		if body.Data.R == "a" && body.Data.N == 1 && failedFirst.CompareAndSwap(false, true) {
 			w.WriteHeader(http.StatusBadGateway) // the head of a's line fails once
 			return
@@ -318,7 +321,7 @@ func TestOrderPerResource(t *testing.T) {
 	var batch []authapi.Event
 	for n := 1; n <= 5; n++ {
 		for _, r := range []string{"a", "b"} {
-			batch = append(batch, event(authapi.EventVolunteerUpdated, "volunteer:"+r, fmt.Sprintf(`{"r":%q,"n":%d}`, r, n)))
+			batch = append(batch, authtest.Event(authapi.EventVolunteerUpdated, "volunteer:"+r, fmt.Sprintf(`{"r":%q,"n":%d}`, r, n)))
 		}
 	}
 	e.publish(batch...)
@@ -338,15 +341,15 @@ func TestOrderPerResource(t *testing.T) {
 
 func TestScopeLostBeforeDelivery(t *testing.T) {
 	e := newEnv(t)
-	rc := newReceiver(t, nil)
+	rc := authtest.NewReceiver(t, nil)
 	sub := e.subscribe(reader, rc.URL, authapi.EventRegistrationUpdated)
-	e.publish(event(authapi.EventRegistrationUpdated, "registration:1", `{}`))
+	e.publish(authtest.Event(authapi.EventRegistrationUpdated, "registration:1", `{}`))
 	if _, err := e.pool.Exec(context.Background(), `UPDATE clients SET scopes = '{}' WHERE id = $1`, reader); err != nil {
 		t.Fatal(err)
 	}
 	e.run(fast())
 	e.eventually(5*time.Second, "dead", func() bool { return e.deliveries(sub.ID)[0].State == webhook.DeliveryDead })
-	if d := e.deliveries(sub.ID)[0]; d.LastError != "the app no longer holds the scope registration:read" || rc.count() != 0 {
-		t.Fatalf("%+v, %d receipts", d, rc.count())
+	if d := e.deliveries(sub.ID)[0]; d.LastError != "the app no longer holds the scope registration:read" || rc.Count() != 0 {
+		t.Fatalf("%+v, %d receipts", d, rc.Count())
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/eventreg/eventreg/libs/authapi"
 
+	"github.com/eventreg/eventreg/services/auth/internal/authtest"
 	"github.com/eventreg/eventreg/services/auth/internal/webhook"
 )
 
@@ -18,9 +19,9 @@ func TestIngest(t *testing.T) {
 	registrations := e.subscribe(reader, "http://127.0.0.1:1/r", authapi.EventRegistrationUpdated)
 	both := e.subscribe(tracker, "http://127.0.0.1:1/b", authapi.EventRegistrationUpdated, authapi.EventVolunteerUpdated)
 	batch := []authapi.Event{
-		event(authapi.EventVolunteerUpdated, "volunteer:2026:1", `{"n":1}`),
-		event(authapi.EventRegistrationUpdated, "registration:2026:1", `{"n":2}`),
-		event(authapi.EventUserUpdated, "user:1", `{"n":3}`),
+		authtest.Event(authapi.EventVolunteerUpdated, "volunteer:2026:1", `{"n":1}`),
+		authtest.Event(authapi.EventRegistrationUpdated, "registration:2026:1", `{"n":2}`),
+		authtest.Event(authapi.EventUserUpdated, "user:1", `{"n":3}`),
 	}
 	if n := e.publish(batch...); n != 3 {
 		t.Fatalf("accepted %d, want 3", n)
@@ -36,7 +37,7 @@ func TestIngest(t *testing.T) {
 		if n := e.publish(batch...); n != 0 {
 			t.Fatalf("accepted %d, want 0", n)
 		}
-		fresh := event(authapi.EventVolunteerUpdated, "volunteer:2026:1", `{"n":4}`)
+		fresh := authtest.Event(authapi.EventVolunteerUpdated, "volunteer:2026:1", `{"n":4}`)
 		if n := e.publish(append(batch, fresh)...); n != 1 {
 			t.Fatalf("accepted %d, want 1 (the new one)", n)
 		}
@@ -45,7 +46,7 @@ func TestIngest(t *testing.T) {
 		}
 	})
 	t.Run("the same event twice in a batch is one event", func(t *testing.T) {
-		ev := event(authapi.EventVolunteerDeleted, "volunteer:2026:2", `{}`)
+		ev := authtest.Event(authapi.EventVolunteerDeleted, "volunteer:2026:2", `{}`)
 		if n := e.publish(ev, ev); n != 1 {
 			t.Fatalf("accepted %d", n)
 		}
@@ -55,7 +56,7 @@ func TestIngest(t *testing.T) {
 			t.Fatal(err)
 		}
 		before := count(registrations.ID)
-		e.publish(event(authapi.EventRegistrationUpdated, "registration:2026:9", `{}`))
+		e.publish(authtest.Event(authapi.EventRegistrationUpdated, "registration:2026:9", `{}`))
 		if count(registrations.ID) != before {
 			t.Fatal("a delivery was made to an app without registration:read")
 		}
@@ -66,13 +67,13 @@ func TestIngest(t *testing.T) {
 			t.Fatal(err)
 		}
 		before := count(volunteers.ID)
-		e.publish(event(authapi.EventVolunteerUpdated, "volunteer:2026:3", `{}`))
+		e.publish(authtest.Event(authapi.EventVolunteerUpdated, "volunteer:2026:3", `{}`))
 		if count(volunteers.ID) != before+1 {
 			t.Fatal("no delivery for a disabled subscription")
 		}
 	})
 	t.Run("one bad event refuses the whole batch", func(t *testing.T) {
-		good := event(authapi.EventVolunteerUpdated, "volunteer:2026:4", `{}`)
+		good := authtest.Event(authapi.EventVolunteerUpdated, "volunteer:2026:4", `{}`)
 		cases := map[string]authapi.Event{
 			"id":          {ID: "not-a-uuid", Type: authapi.EventUserUpdated, Source: "s", Resource: "r", Data: []byte(`{}`), OccurredAt: good.OccurredAt},
 			"type":        {ID: good.ID, Type: "user-created", Source: "s", Resource: "r", Data: []byte(`{}`), OccurredAt: good.OccurredAt},
@@ -83,7 +84,7 @@ func TestIngest(t *testing.T) {
 			"traceparent": {ID: good.ID, Type: authapi.EventUserUpdated, Source: "s", Resource: "r", Data: []byte(`{}`), OccurredAt: good.OccurredAt, TraceParent: "00-zz"},
 		}
 		for field, bad := range cases {
-			_, err := e.hooks.Ingest(ctx, []authapi.Event{event(authapi.EventUserUpdated, "user:2", `{}`), bad})
+			_, err := e.hooks.Ingest(ctx, []authapi.Event{authtest.Event(authapi.EventUserUpdated, "user:2", `{}`), bad})
 			var invalid *webhook.InvalidError
 			if !errors.As(err, &invalid) || invalid.Fields["events[1]."+field] == "" {
 				t.Errorf("%s: %v", field, err)
@@ -97,7 +98,7 @@ func TestIngest(t *testing.T) {
 	t.Run("more than 1000 events is refused", func(t *testing.T) {
 		big := make([]authapi.Event, webhook.MaxBatch+1)
 		for i := range big {
-			big[i] = event(authapi.EventUserUpdated, "user:3", `{}`)
+			big[i] = authtest.Event(authapi.EventUserUpdated, "user:3", `{}`)
 		}
 		var invalid *webhook.InvalidError
 		if _, err := e.hooks.Ingest(ctx, big); !errors.As(err, &invalid) {
@@ -110,8 +111,8 @@ func TestRetention(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	sub := e.subscribe(tracker, "http://127.0.0.1:1/v", authapi.EventVolunteerUpdated)
-	e.publish(event(authapi.EventVolunteerUpdated, "a", `{}`), event(authapi.EventVolunteerUpdated, "b", `{}`),
-		event(authapi.EventVolunteerUpdated, "c", `{}`), event(authapi.EventUserUpdated, "u", `{}`))
+	e.publish(authtest.Event(authapi.EventVolunteerUpdated, "a", `{}`), authtest.Event(authapi.EventVolunteerUpdated, "b", `{}`),
+		authtest.Event(authapi.EventVolunteerUpdated, "c", `{}`), authtest.Event(authapi.EventUserUpdated, "u", `{}`))
 	ds := e.deliveries(sub.ID)
 	exec := func(sql string, args ...any) {
 		t.Helper()

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/eventreg/eventreg/libs/authapi"
+	"github.com/eventreg/eventreg/services/auth/internal/authtest"
 	"github.com/eventreg/eventreg/services/auth/internal/webhook"
 )
 
@@ -36,7 +37,7 @@ func TestOutcomesLockTheSubscriptionBeforeTheDelivery(t *testing.T) {
 			if _, err := e.pool.Exec(ctx, `UPDATE webhook_subscriptions SET failing_since = now() WHERE id = $1`, sub.ID); err != nil {
 				t.Fatal(err)
 			}
-			e.publish(event(authapi.EventUserUpdated, "user:"+o.name, `{}`))
+			e.publish(authtest.Event(authapi.EventUserUpdated, "user:"+o.name, `{}`))
 			claims, err := e.store.Claim(ctx, 10, 10, 100, time.Minute)
 			if err != nil || len(claims) != 1 {
 				t.Fatalf("claim: %v, %d claims", err, len(claims))
@@ -97,7 +98,7 @@ func TestExpiryLocksTheSubscriptionBeforeTheDeliveries(t *testing.T) {
 	if _, err := e.pool.Exec(ctx, `UPDATE webhook_subscriptions SET state = 'disabled', disabled_by = 'app' WHERE id = $1`, sub.ID); err != nil {
 		t.Fatal(err)
 	}
-	e.publish(event(authapi.EventUserUpdated, "user:expiry", `{}`))
+	e.publish(authtest.Event(authapi.EventUserUpdated, "user:expiry", `{}`))
 	delivery := e.deliveries(sub.ID)[0]
 
 	// Hold the subscription as an enable (UpdateSubscription) does, and enable it.

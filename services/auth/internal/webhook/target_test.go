@@ -14,6 +14,7 @@ import (
 
 	"github.com/eventreg/eventreg/libs/authapi"
 
+	"github.com/eventreg/eventreg/services/auth/internal/authtest"
 	"github.com/eventreg/eventreg/services/auth/internal/client/clientdb"
 	"github.com/eventreg/eventreg/services/auth/internal/webhook"
 )
@@ -102,15 +103,15 @@ func TestTargetPolicyAtDialTime(t *testing.T) {
 	refusing.Metrics = webhook.NewMetrics(reg)
 
 	t.Run("loopback is refused at dial without the allowlist", func(t *testing.T) {
-		rc := newReceiver(t, nil)
+		rc := authtest.NewReceiver(t, nil)
 		sub := e.subscribe(tracker, rc.URL, authapi.EventUserUpdated) // allowed when subscribed
 		stop := e.run(refusing)
 		defer stop()
-		e.publish(event(authapi.EventUserUpdated, "user:1", `{}`))
+		e.publish(authtest.Event(authapi.EventUserUpdated, "user:1", `{}`))
 		e.eventually(5*time.Second, "a refused attempt", func() bool { return e.deliveries(sub.ID)[0].Attempts > 0 })
 		d := e.deliveries(sub.ID)[0]
-		if !strings.HasPrefix(d.LastError, "refused: 127.0.0.1 is not a public address") || d.LastStatus != 0 || d.State != webhook.DeliveryPending || rc.count() != 0 {
-			t.Fatalf("%+v, %d receipts", d, rc.count())
+		if !strings.HasPrefix(d.LastError, "refused: 127.0.0.1 is not a public address") || d.LastStatus != 0 || d.State != webhook.DeliveryPending || rc.Count() != 0 {
+			t.Fatalf("%+v, %d receipts", d, rc.Count())
 		}
 		if metricValue(t, reg, "eventreg_webhook_deliveries_total", "user-updated", webhook.OutcomeRefused) < 1 {
 			t.Fatal("the refusal is not counted")
@@ -120,7 +121,7 @@ func TestTargetPolicyAtDialTime(t *testing.T) {
 		}
 	})
 	t.Run("a name that resolved to a public address when subscribed is refused when it dials loopback", func(t *testing.T) {
-		rc := newReceiver(t, nil)
+		rc := authtest.NewReceiver(t, nil)
 		_, port, _ := net.SplitHostPort(rc.Listener.Addr().String())
 		// When subscribing, "localhost" resolves to a public address (the
 		// first answer of a rebinding name); at dial time it is loopback.
@@ -131,10 +132,10 @@ func TestTargetPolicyAtDialTime(t *testing.T) {
 		}
 		stop := e.run(refusing)
 		defer stop()
-		e.publish(event(authapi.EventUserUpdated, "user:2", `{}`))
+		e.publish(authtest.Event(authapi.EventUserUpdated, "user:2", `{}`))
 		e.eventually(5*time.Second, "a refused attempt", func() bool { return e.deliveries(sub.ID)[0].Attempts > 0 })
-		if d := e.deliveries(sub.ID)[0]; !strings.HasPrefix(d.LastError, "refused: ") || rc.count() != 0 {
-			t.Fatalf("%+v, %d receipts", d, rc.count())
+		if d := e.deliveries(sub.ID)[0]; !strings.HasPrefix(d.LastError, "refused: ") || rc.Count() != 0 {
+			t.Fatalf("%+v, %d receipts", d, rc.Count())
 		}
 		if err := e.hooks.Delete(ctx, tracker, sub.ID); err != nil {
 			t.Fatal(err)
@@ -142,16 +143,16 @@ func TestTargetPolicyAtDialTime(t *testing.T) {
 	})
 	e.run(fast())
 	t.Run("a redirect is not followed", func(t *testing.T) {
-		elsewhere := newReceiver(t, nil)
-		rc := newReceiver(t, func(w http.ResponseWriter, r *http.Request, _ int) {
+		elsewhere := authtest.NewReceiver(t, nil)
+		rc := authtest.NewReceiver(t, func(w http.ResponseWriter, r *http.Request, _ int) {
 			http.Redirect(w, r, elsewhere.URL, http.StatusTemporaryRedirect)
 		})
 		sub := e.subscribe(tracker, rc.URL, authapi.EventVolunteerDeleted)
-		e.publish(event(authapi.EventVolunteerDeleted, "volunteer:1", `{}`))
+		e.publish(authtest.Event(authapi.EventVolunteerDeleted, "volunteer:1", `{}`))
 		e.eventually(5*time.Second, "an attempt", func() bool { return e.deliveries(sub.ID)[0].Attempts > 0 })
 		d := e.deliveries(sub.ID)[0]
-		if d.LastStatus != 307 || !strings.HasPrefix(d.LastError, "HTTP 307 (redirects are not followed)") || elsewhere.count() != 0 {
-			t.Fatalf("%+v, %d receipts elsewhere", d, elsewhere.count())
+		if d.LastStatus != 307 || !strings.HasPrefix(d.LastError, "HTTP 307 (redirects are not followed)") || elsewhere.Count() != 0 {
+			t.Fatalf("%+v, %d receipts elsewhere", d, elsewhere.Count())
 		}
 	})
 	t.Run("a big answer is read no further than 4 KiB", func(t *testing.T) {
@@ -166,12 +167,12 @@ func TestTargetPolicyAtDialTime(t *testing.T) {
 				}
 			}
 		}
-		ok := newReceiver(t, endless(http.StatusOK))
-		failing := newReceiver(t, endless(http.StatusInternalServerError))
+		ok := authtest.NewReceiver(t, endless(http.StatusOK))
+		failing := authtest.NewReceiver(t, endless(http.StatusInternalServerError))
 		okSub := e.subscribe(tracker, ok.URL, authapi.EventVolunteerSubmitted)
 		failSub := e.subscribe(tracker, failing.URL, authapi.EventVolunteerSubmitted)
 		start := time.Now()
-		e.publish(event(authapi.EventVolunteerSubmitted, "volunteer:2", `{}`))
+		e.publish(authtest.Event(authapi.EventVolunteerSubmitted, "volunteer:2", `{}`))
 		e.eventually(5*time.Second, "delivered", func() bool { return e.deliveries(okSub.ID)[0].State == webhook.DeliveryDelivered })
 		if took := time.Since(start); took > 2*time.Second {
 			t.Fatalf("took %s: the answer was read whole", took)

@@ -21,114 +21,115 @@ import (
 
 func TestSubscriptionsAPI(t *testing.T) {
 	s := start(t)
-	tok := token(t, s, authtest.ServiceID, authtest.ServiceSecret, "webhook:manage")
-	rc := newReceiver(t)
+	tok := s.ServiceToken(t, authtest.ServiceID, authtest.ServiceSecret, "webhook:manage")
+	rc := authtest.NewReceiver(t, nil)
 
-	created := call(t, s, http.MethodPost, "/api/v0/webhooks", tok, jsonBody(map[string]any{
+	created := s.Do(t, http.MethodPost, "/api/v0/webhooks", tok, jsonBody(map[string]any{
 		"url": rc.URL + "/in", "events": []string{"volunteer-updated", "user-updated"}, "description": "shift planner"}))
-	if created.status != http.StatusCreated {
-		t.Fatalf("create: %d %s", created.status, created.body)
+	if created.Status != http.StatusCreated {
+		t.Fatalf("create: %d %s", created.Status, created.Body)
 	}
-	sub := created.json(t)
+	sub := created.JSON(t)
 	id := sub["id"].(string)
 	path := "/api/v0/webhooks/" + id
 
 	t.Run("create answers the subscription and its location", func(t *testing.T) {
-		if created.header.Get("Location") != path || sub["url"] != rc.URL+"/in" || sub["state"] != "active" || sub["description"] != "shift planner" ||
+		if created.Header.Get("Location") != path || sub["url"] != rc.URL+"/in" || sub["state"] != "active" || sub["description"] != "shift planner" ||
 			sub["disabledReason"] != nil || sub["failingSince"] != nil {
-			t.Fatalf("%v %s", created.header, created.body)
+			t.Fatalf("%v %s", created.Header, created.Body)
 		}
 	})
 	t.Run("list and get show it", func(t *testing.T) {
-		list := call(t, s, http.MethodGet, "/api/v0/webhooks", tok, nil)
-		m := list.json(t)
+		list := s.Do(t, http.MethodGet, "/api/v0/webhooks", tok, nil)
+		m := list.JSON(t)
 		data, _ := m["data"].([]any)
-		if list.status != 200 || len(data) != 1 || m["nextPage"] != nil || m["hasMore"] != false {
-			t.Fatalf("%d %s", list.status, list.body)
+		if list.Status != 200 || len(data) != 1 || m["nextPage"] != nil || m["hasMore"] != false {
+			t.Fatalf("%d %s", list.Status, list.Body)
 		}
-		if got := call(t, s, http.MethodGet, path, tok, nil); got.status != 200 || got.json(t)["id"] != id {
-			t.Fatalf("%d %s", got.status, got.body)
+		if got := s.Do(t, http.MethodGet, path, tok, nil); got.Status != 200 || got.JSON(t)["id"] != id {
+			t.Fatalf("%d %s", got.Status, got.Body)
 		}
 	})
 	t.Run("patch changes what it names", func(t *testing.T) {
-		got := call(t, s, http.MethodPatch, path, tok, []byte(`{"events":["user-updated"],"description":null}`))
-		m := got.json(t)
-		if got.status != 200 || m["description"] != "" || len(m["events"].([]any)) != 1 || m["url"] != rc.URL+"/in" {
-			t.Fatalf("%d %s", got.status, got.body)
+		got := s.Do(t, http.MethodPatch, path, tok, []byte(`{"events":["user-updated"],"description":null}`))
+		m := got.JSON(t)
+		if got.Status != 200 || m["description"] != "" || len(m["events"].([]any)) != 1 || m["url"] != rc.URL+"/in" {
+			t.Fatalf("%d %s", got.Status, got.Body)
 		}
-		got = call(t, s, http.MethodPatch, path, tok, []byte(`{"state":"disabled"}`))
-		if m := got.json(t); got.status != 200 || m["state"] != "disabled" || m["disabledReason"] != "disabled by the app" {
-			t.Fatalf("%d %s", got.status, got.body)
+		got = s.Do(t, http.MethodPatch, path, tok, []byte(`{"state":"disabled"}`))
+		if m := got.JSON(t); got.Status != 200 || m["state"] != "disabled" || m["disabledReason"] != "disabled by the app" {
+			t.Fatalf("%d %s", got.Status, got.Body)
 		}
-		got = call(t, s, http.MethodPatch, path, tok, []byte(`{"state":"active","url":"`+rc.URL+`/hooks"}`))
-		if m := got.json(t); got.status != 200 || m["state"] != "active" || m["disabledReason"] != nil || m["url"] != rc.URL+"/hooks" {
-			t.Fatalf("%d %s", got.status, got.body)
+		got = s.Do(t, http.MethodPatch, path, tok, []byte(`{"state":"active","url":"`+rc.URL+`/hooks"}`))
+		if m := got.JSON(t); got.Status != 200 || m["state"] != "active" || m["disabledReason"] != nil || m["url"] != rc.URL+"/hooks" {
+			t.Fatalf("%d %s", got.Status, got.Body)
 		}
 	})
 	t.Run("events are delivered; deliveries page by page", func(t *testing.T) {
 		for i := range 3 {
-			publish(t, s, event(authapi.EventUserUpdated, "user:100"+string(rune('1'+i)), `{"id":"1"}`))
+			s.Publish(t, authtest.Event(authapi.EventUserUpdated, "user:100"+string(rune('1'+i)), `{"id":"1"}`))
 		}
-		eventually(t, "3 receipts", func() bool { return rc.count() == 3 })
-		eventually(t, "3 delivered", func() bool {
-			m := call(t, s, http.MethodGet, path+"/deliveries?state=delivered", tok, nil).json(t)
+		authtest.Eventually(t, 10*time.Second, "3 receipts", func() bool { return rc.Count() == 3 })
+		authtest.Eventually(t, 10*time.Second, "3 delivered", func() bool {
+			m := s.Do(t, http.MethodGet, path+"/deliveries?state=delivered", tok, nil).JSON(t)
 			return len(m["data"].([]any)) == 3
 		})
-		first := call(t, s, http.MethodGet, path+"/deliveries?limit=2", tok, nil)
-		m := first.json(t)
-		if first.status != 200 || len(m["data"].([]any)) != 2 || m["hasMore"] != true {
-			t.Fatalf("%d %s", first.status, first.body)
+		first := s.Do(t, http.MethodGet, path+"/deliveries?limit=2", tok, nil)
+		m := first.JSON(t)
+		if first.Status != 200 || len(m["data"].([]any)) != 2 || m["hasMore"] != true {
+			t.Fatalf("%d %s", first.Status, first.Body)
 		}
-		next := call(t, s, http.MethodGet, path+"/deliveries?limit=2&nextPage="+url.QueryEscape(m["nextPage"].(string)), tok, nil)
-		n := next.json(t)
-		if next.status != 200 || len(n["data"].([]any)) != 1 || n["nextPage"] != nil {
-			t.Fatalf("%d %s", next.status, next.body)
+		next := s.Do(t, http.MethodGet, path+"/deliveries?limit=2&nextPage="+url.QueryEscape(m["nextPage"].(string)), tok, nil)
+		n := next.JSON(t)
+		if next.Status != 200 || len(n["data"].([]any)) != 1 || n["nextPage"] != nil {
+			t.Fatalf("%d %s", next.Status, next.Body)
 		}
 		d := n["data"].([]any)[0].(map[string]any)
 		if d["state"] != "delivered" || d["attempts"] != float64(1) || d["lastStatus"] != float64(204) || d["event"] != "user-updated" ||
 			d["deliveredAt"] == nil || d["nextAttemptAt"] != nil || d["lastError"] != nil {
 			t.Fatalf("%v", d)
 		}
-		if none := call(t, s, http.MethodGet, path+"/deliveries?state=dead", tok, nil).json(t); len(none["data"].([]any)) != 0 {
+		if none := s.Do(t, http.MethodGet, path+"/deliveries?state=dead", tok, nil).JSON(t); len(none["data"].([]any)) != 0 {
 			t.Fatalf("%v", none)
 		}
 	})
 	t.Run("replay sends a delivery again; replay of the dead ones counts them", func(t *testing.T) {
-		list := call(t, s, http.MethodGet, path+"/deliveries?limit=1", tok, nil).json(t)
+		list := s.Do(t, http.MethodGet, path+"/deliveries?limit=1", tok, nil).JSON(t)
 		did := list["data"].([]any)[0].(map[string]any)["id"].(string)
-		got := call(t, s, http.MethodPost, path+"/deliveries/"+did+"/replay", tok, nil)
-		if m := got.json(t); got.status != http.StatusAccepted || m["state"] != "pending" || m["attempts"] != float64(0) {
-			t.Fatalf("%d %s", got.status, got.body)
+		got := s.Do(t, http.MethodPost, path+"/deliveries/"+did+"/replay", tok, nil)
+		if m := got.JSON(t); got.Status != http.StatusAccepted || m["state"] != "pending" || m["attempts"] != float64(0) {
+			t.Fatalf("%d %s", got.Status, got.Body)
 		}
-		eventually(t, "the replay received", func() bool { return rc.count() == 4 })
-		if r, _ := rc.last(); r.Header.Get("Webhook-Id") != did {
+		authtest.Eventually(t, 10*time.Second, "the replay received", func() bool { return rc.Count() == 4 })
+		if r := rc.Last(); r.Header.Get("Webhook-Id") != did {
 			t.Fatalf("Webhook-Id %s, want %s", r.Header.Get("Webhook-Id"), did)
 		}
-		all := call(t, s, http.MethodPost, path+"/replay", tok, nil)
-		if all.status != http.StatusAccepted || string(all.body) != `{"replayed":0}` {
-			t.Fatalf("%d %s", all.status, all.body)
+		all := s.Do(t, http.MethodPost, path+"/replay", tok, nil)
+		if all.Status != http.StatusAccepted || string(all.Body) != `{"replayed":0}` {
+			t.Fatalf("%d %s", all.Status, all.Body)
 		}
 	})
 	t.Run("delete removes it", func(t *testing.T) {
-		if got := call(t, s, http.MethodDelete, path, tok, nil); got.status != http.StatusNoContent || len(got.body) != 0 {
-			t.Fatalf("%d %s", got.status, got.body)
+		if got := s.Do(t, http.MethodDelete, path, tok, nil); got.Status != http.StatusNoContent || len(got.Body) != 0 {
+			t.Fatalf("%d %s", got.Status, got.Body)
 		}
-		if got := call(t, s, http.MethodGet, path, tok, nil); got.status != http.StatusNotFound {
-			t.Fatalf("%d %s", got.status, got.body)
+		if got := s.Do(t, http.MethodGet, path, tok, nil); got.Status != http.StatusNotFound {
+			t.Fatalf("%d %s", got.Status, got.Body)
 		}
 	})
 }
 
 func TestWebhookTokenIsNotAnAccessToken(t *testing.T) {
 	s := start(t)
-	tok := token(t, s, authtest.ServiceID, authtest.ServiceSecret, "webhook:manage")
-	rc := newReceiver(t)
-	if got := call(t, s, http.MethodPost, "/api/v0/webhooks", tok, jsonBody(map[string]any{"url": rc.URL, "events": []string{"user-updated"}})); got.status != 201 {
-		t.Fatalf("%d %s", got.status, got.body)
+	tok := s.ServiceToken(t, authtest.ServiceID, authtest.ServiceSecret, "webhook:manage")
+	rc := authtest.NewReceiver(t, nil)
+	if got := s.Do(t, http.MethodPost, "/api/v0/webhooks", tok, jsonBody(map[string]any{"url": rc.URL, "events": []string{"user-updated"}})); got.Status != 201 {
+		t.Fatalf("%d %s", got.Status, got.Body)
 	}
-	publish(t, s, event(authapi.EventUserUpdated, "user:1001", `{"id":"1001"}`))
-	eventually(t, "a delivery", func() bool { return rc.count() == 1 })
-	req, body := rc.last()
+	s.Publish(t, authtest.Event(authapi.EventUserUpdated, "user:1001", `{"id":"1001"}`))
+	authtest.Eventually(t, 10*time.Second, "a delivery", func() bool { return rc.Count() == 1 })
+	req := rc.Last()
+	body := req.Body
 	webhookJWT := strings.TrimPrefix(req.Header.Get("Authorization"), "Bearer ")
 
 	t.Run("it verifies with go-jose against auth's published JWKS", func(t *testing.T) {
@@ -191,8 +192,8 @@ func TestWebhookTokenIsNotAnAccessToken(t *testing.T) {
 		}
 	})
 	t.Run("the webhook API refuses it", func(t *testing.T) {
-		if got := call(t, s, http.MethodGet, "/api/v0/webhooks", webhookJWT, nil); got.status != http.StatusUnauthorized {
-			t.Fatalf("%d %s", got.status, got.body)
+		if got := s.Do(t, http.MethodGet, "/api/v0/webhooks", webhookJWT, nil); got.Status != http.StatusUnauthorized {
+			t.Fatalf("%d %s", got.Status, got.Body)
 		}
 	})
 }

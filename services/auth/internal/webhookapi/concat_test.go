@@ -14,6 +14,7 @@ import (
 	"time"
 
 	jwt "github.com/golang-jwt/jwt/v5"
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/eventreg/eventreg/libs/authapi"
 
@@ -64,32 +65,33 @@ func verifyAsConCatDocs(raw string, body, pemKey []byte, url, issuer string) err
 
 func TestConCatFormat(t *testing.T) {
 	s := start(t)
-	tok := token(t, s, authtest.ServiceID, authtest.ServiceSecret, "webhook:manage")
-	rc := newReceiver(t)
+	tok := s.ServiceToken(t, authtest.ServiceID, authtest.ServiceSecret, "webhook:manage")
+	rc := authtest.NewReceiver(t, nil)
 	url := rc.URL + "/concat?app=1"
 
-	key := call(t, s, http.MethodGet, "/api/webhooks/key", "", nil)
+	key := s.Do(t, http.MethodGet, "/api/webhooks/key", "", nil)
 	t.Run("GET /api/webhooks/key serves one PEM public key, no token needed", func(t *testing.T) {
-		if key.status != 200 || !bytes.HasPrefix(key.body, []byte("-----BEGIN PUBLIC KEY-----\n")) ||
-			bytes.Count(key.body, []byte("-----BEGIN")) != 1 || !strings.HasPrefix(key.header.Get("Content-Type"), "text/plain") {
-			t.Fatalf("%d %v %s", key.status, key.header, key.body)
+		if key.Status != 200 || !bytes.HasPrefix(key.Body, []byte("-----BEGIN PUBLIC KEY-----\n")) ||
+			bytes.Count(key.Body, []byte("-----BEGIN")) != 1 || !strings.HasPrefix(key.Header.Get("Content-Type"), "text/plain") {
+			t.Fatalf("%d %v %s", key.Status, key.Header, key.Body)
 		}
 	})
 
-	created := call(t, s, http.MethodPost, "/api/v0/webhooks", tok, jsonBody(map[string]any{
+	created := s.Do(t, http.MethodPost, "/api/v0/webhooks", tok, jsonBody(map[string]any{
 		"url": url, "events": []string{"user-updated"}, "format": "concat"}))
-	sub := created.json(t)
-	if created.status != 201 || sub["format"] != "concat" {
-		t.Fatalf("%d %s", created.status, created.body)
+	sub := created.JSON(t)
+	if created.Status != 201 || sub["format"] != "concat" {
+		t.Fatalf("%d %s", created.Status, created.Body)
 	}
 	path := "/api/v0/webhooks/" + sub["id"].(string)
-	publish(t, s, event(authapi.EventUserUpdated, "user:1001", `{"id": "1001", "preferredName": "Tom & Jerry <3"}`))
-	eventually(t, "the delivery", func() bool { return rc.count() == 1 })
-	req, body := rc.last()
+	s.Publish(t, authtest.Event(authapi.EventUserUpdated, "user:1001", `{"id": "1001", "preferredName": "Tom & Jerry <3"}`))
+	authtest.Eventually(t, 10*time.Second, "the delivery", func() bool { return rc.Count() == 1 })
+	req := rc.Last()
+	body := req.Body
 	raw := strings.TrimPrefix(req.Header.Get("Authorization"), "Bearer ")
 
 	t.Run("the delivery verifies as the real API's documentation says", func(t *testing.T) {
-		if err := verifyAsConCatDocs(raw, body, key.body, url, s.URL); err != nil {
+		if err := verifyAsConCatDocs(raw, body, key.Body, url, s.URL); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -102,23 +104,24 @@ func TestConCatFormat(t *testing.T) {
 	})
 	t.Run("a changed body fails the int check", func(t *testing.T) {
 		tampered := bytes.Replace(body, []byte("1001"), []byte("1002"), 1)
-		if err := verifyAsConCatDocs(raw, tampered, key.body, url, s.URL); err == nil || !strings.Contains(err.Error(), "int") {
+		if err := verifyAsConCatDocs(raw, tampered, key.Body, url, s.URL); err == nil || !strings.Contains(err.Error(), "int") {
 			t.Fatalf("a tampered body: %v", err)
 		}
 	})
 	t.Run("another URL's receiver refuses it (aud)", func(t *testing.T) {
-		if err := verifyAsConCatDocs(raw, body, key.body, rc.URL+"/other", s.URL); err == nil {
+		if err := verifyAsConCatDocs(raw, body, key.Body, rc.URL+"/other", s.URL); err == nil {
 			t.Fatal("verified for another URL")
 		}
 	})
 	t.Run("back to the eventreg format: aud is the client id, 5 minutes", func(t *testing.T) {
-		got := call(t, s, http.MethodPatch, path, tok, []byte(`{"format":"eventreg"}`))
-		if got.status != 200 || got.json(t)["format"] != "eventreg" {
-			t.Fatalf("%d %s", got.status, got.body)
+		got := s.Do(t, http.MethodPatch, path, tok, []byte(`{"format":"eventreg"}`))
+		if got.Status != 200 || got.JSON(t)["format"] != "eventreg" {
+			t.Fatalf("%d %s", got.Status, got.Body)
 		}
-		publish(t, s, event(authapi.EventUserUpdated, "user:1001", `{"id":"1001"}`))
-		eventually(t, "the second delivery", func() bool { return rc.count() == 2 })
-		req, body := rc.last()
+		s.Publish(t, authtest.Event(authapi.EventUserUpdated, "user:1001", `{"id":"1001"}`))
+		authtest.Eventually(t, 10*time.Second, "the second delivery", func() bool { return rc.Count() == 2 })
+		req := rc.Last()
+		body := req.Body
 		raw := strings.TrimPrefix(req.Header.Get("Authorization"), "Bearer ")
 		var c jwt.MapClaims
 		_, _, _ = jwt.NewParser().ParseUnverified(raw, &c)
@@ -126,18 +129,18 @@ func TestConCatFormat(t *testing.T) {
 			req.Header.Get("User-Agent") != "eventreg-webhooks" {
 			t.Fatalf("claims %v, User-Agent %q", c, req.Header.Get("User-Agent"))
 		}
-		if err := verifyAsConCatDocs(raw, body, key.body, "501", s.URL); err != nil {
+		if err := verifyAsConCatDocs(raw, body, key.Body, "501", s.URL); err != nil {
 			t.Fatalf("the PEM key verifies eventreg-format tokens too: %v", err)
 		}
 	})
 	t.Run("a subscription is eventreg unless it asks", func(t *testing.T) {
-		got := call(t, s, http.MethodPost, "/api/v0/webhooks", tok, jsonBody(map[string]any{"url": rc.URL + "/plain", "events": []string{"user-updated"}}))
-		if got.status != 201 || got.json(t)["format"] != "eventreg" {
-			t.Fatalf("%d %s", got.status, got.body)
+		got := s.Do(t, http.MethodPost, "/api/v0/webhooks", tok, jsonBody(map[string]any{"url": rc.URL + "/plain", "events": []string{"user-updated"}}))
+		if got.Status != 201 || got.JSON(t)["format"] != "eventreg" {
+			t.Fatalf("%d %s", got.Status, got.Body)
 		}
 	})
 	t.Run("a bad format is refused and changes nothing", func(t *testing.T) {
-		before := call(t, s, http.MethodGet, "/api/v0/webhooks", tok, nil).body
+		before := s.Do(t, http.MethodGet, "/api/v0/webhooks", tok, nil).JSON(t)
 		for _, tc := range []struct{ method, path, body string }{
 			{"POST", "/api/v0/webhooks", `{"url":"` + rc.URL + `","events":["user-updated"],"format":"ConCat"}`},
 			{"POST", "/api/v0/webhooks", `{"url":"` + rc.URL + `","events":["user-updated"],"format":""}`},
@@ -146,15 +149,15 @@ func TestConCatFormat(t *testing.T) {
 			{"PATCH", path, `{"format":"jwt"}`},
 			{"PATCH", path, `{"format":null}`},
 		} {
-			got := call(t, s, tc.method, tc.path, tok, []byte(tc.body))
-			cat, detail := got.errorOf(t)
+			got := s.Do(t, tc.method, tc.path, tok, []byte(tc.body))
+			cat, detail := got.Error(t)
 			fields, _ := detail["fields"].(map[string]any)
-			if got.status != 400 || cat != "validation" || fields["format"] == nil {
-				t.Fatalf("%s %s: %d %s", tc.method, tc.body, got.status, got.body)
+			if got.Status != 400 || cat != "validation" || fields["format"] == nil {
+				t.Fatalf("%s %s: %d %s", tc.method, tc.body, got.Status, got.Body)
 			}
 		}
-		if after := call(t, s, http.MethodGet, "/api/v0/webhooks", tok, nil).body; !bytes.Equal(before, after) {
-			t.Fatalf("before %s\nafter %s", before, after)
+		if d := cmp.Diff(before, s.Do(t, http.MethodGet, "/api/v0/webhooks", tok, nil).JSON(t)); d != "" {
+			t.Fatalf("the subscriptions changed (-before +after):\n%s", d)
 		}
 	})
 }

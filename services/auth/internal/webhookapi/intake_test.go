@@ -19,9 +19,9 @@ import (
 
 func TestEventIntake(t *testing.T) {
 	s := start(t)
-	tok := token(t, s, authtest.ServiceID, authtest.ServiceSecret, "webhook:manage")
-	rc := newReceiver(t)
-	call(t, s, http.MethodPost, "/api/v0/webhooks", tok, jsonBody(map[string]any{"url": rc.URL, "events": []string{"volunteer-updated"}}))
+	tok := s.ServiceToken(t, authtest.ServiceID, authtest.ServiceSecret, "webhook:manage")
+	rc := authtest.NewReceiver(t, nil)
+	s.Do(t, http.MethodPost, "/api/v0/webhooks", tok, jsonBody(map[string]any{"url": rc.URL, "events": []string{"volunteer-updated"}}))
 	post := func(ct, body string) (int, string) {
 		t.Helper()
 		resp := s.Internal(t, http.MethodPost, authapi.PathEvents, ct, strings.NewReader(body))
@@ -38,15 +38,15 @@ func TestEventIntake(t *testing.T) {
 		return n
 	}
 
-	batch := []authapi.Event{event("volunteer-updated", "volunteer:2026:1", `{"a":1}`), event("user-updated", "user:1", `{"b":2}`)}
+	batch := []authapi.Event{authtest.Event("volunteer-updated", "volunteer:2026:1", `{"a":1}`), authtest.Event("user-updated", "user:1", `{"b":2}`)}
 	t.Run("a batch is accepted once", func(t *testing.T) {
-		if n := publish(t, s, batch...); n != 2 {
+		if n := s.Publish(t, batch...); n != 2 {
 			t.Fatalf("accepted %d", n)
 		}
-		if n := publish(t, s, batch...); n != 0 {
+		if n := s.Publish(t, batch...); n != 0 {
 			t.Fatalf("accepted %d the second time", n)
 		}
-		eventually(t, "the delivery", func() bool { return rc.count() == 1 })
+		authtest.Eventually(t, 10*time.Second, "the delivery", func() bool { return rc.Count() == 1 })
 	})
 	// eventJSON is one valid event, changed by mutate.
 	eventJSON := func(mutate func(m map[string]any)) string {

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/eventreg/eventreg/services/auth/internal/accesstoken"
 	"github.com/eventreg/eventreg/services/auth/internal/authtest"
 	"github.com/eventreg/eventreg/services/auth/internal/client"
@@ -30,9 +32,9 @@ type refusal struct {
 func TestSubscriptionsAPIRefusals(t *testing.T) {
 	s := start(t)
 	ctx := context.Background()
-	tok := token(t, s, authtest.ServiceID, authtest.ServiceSecret, "webhook:manage")
-	rc := newReceiver(t)
-	mine := call(t, s, http.MethodPost, "/api/v0/webhooks", tok, jsonBody(map[string]any{"url": rc.URL, "events": []string{"user-updated"}})).json(t)["id"].(string)
+	tok := s.ServiceToken(t, authtest.ServiceID, authtest.ServiceSecret, "webhook:manage")
+	rc := authtest.NewReceiver(t, nil)
+	mine := s.Do(t, http.MethodPost, "/api/v0/webhooks", tok, jsonBody(map[string]any{"url": rc.URL, "events": []string{"user-updated"}})).JSON(t)["id"].(string)
 
 	// Another app holding webhook:manage and registration:read only.
 	other, secret, err := s.Clients.Create(ctx, client.NewClient{Name: "Other", Kind: client.KindService, Scopes: []string{"webhook:manage", "registration:read"}})
@@ -42,9 +44,9 @@ func TestSubscriptionsAPIRefusals(t *testing.T) {
 	if err := s.App.Webhooks.AllowPrivate(ctx, other.ID, true); err != nil { // its receiver is on 127.0.0.1
 		t.Fatal(err)
 	}
-	otherTok := token(t, s, strconv.FormatInt(other.ID, 10), secret)
-	theirs := call(t, s, http.MethodPost, "/api/v0/webhooks", otherTok, jsonBody(map[string]any{"url": rc.URL, "events": []string{"registration-updated"}})).json(t)["id"].(string)
-	readerTok := token(t, s, authtest.ReaderID, authtest.ReaderSecret)
+	otherTok := s.ServiceToken(t, strconv.FormatInt(other.ID, 10), secret)
+	theirs := s.Do(t, http.MethodPost, "/api/v0/webhooks", otherTok, jsonBody(map[string]any{"url": rc.URL, "events": []string{"registration-updated"}})).JSON(t)["id"].(string)
+	readerTok := s.ServiceToken(t, authtest.ReaderID, authtest.ReaderSecret)
 	obo, err := accesstoken.NewIssuer(s.App.Keys, s.URL, "eventreg-api", time.Hour).Issue(accesstoken.UserSubject(authtest.Alice.ID), 503, scope.Set{"webhook:manage"}, "sid-1")
 	if err != nil {
 		t.Fatal(err)
@@ -53,8 +55,8 @@ func TestSubscriptionsAPIRefusals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	publish(t, s, event("user-updated", "user:1", `{}`))
-	eventually(t, "a delivery", func() bool { return rc.count() == 1 })
+	s.Publish(t, authtest.Event("user-updated", "user:1", `{}`))
+	authtest.Eventually(t, 10*time.Second, "a delivery", func() bool { return rc.Count() == 1 })
 
 	good := func(extra map[string]any) []byte {
 		m := map[string]any{"url": rc.URL, "events": []string{"user-updated"}}
@@ -114,65 +116,65 @@ func TestSubscriptionsAPIRefusals(t *testing.T) {
 		{name: "a malformed delivery id", method: "POST", path: one + "/deliveries/x/replay", token: tok, status: 404, category: "resource"},
 		{name: "an unknown delivery", method: "POST", path: one + "/deliveries/3f1c2a52-8a6e-4b43-9a6c-6c3ad8a5f6b0/replay", token: tok, status: 404, category: "resource"},
 	}
-	before := call(t, s, http.MethodGet, list, tok, nil).body
-	theirsBefore := call(t, s, http.MethodGet, list, otherTok, nil).body
+	before := s.Do(t, http.MethodGet, list, tok, nil).JSON(t)
+	theirsBefore := s.Do(t, http.MethodGet, list, otherTok, nil).JSON(t)
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := call(t, s, tc.method, tc.path, tc.token, tc.body, tc.header...)
-			if got.status != tc.status {
-				t.Fatalf("%d, want %d: %s", got.status, tc.status, got.body)
+			got := s.Do(t, tc.method, tc.path, tc.token, tc.body, tc.header...)
+			if got.Status != tc.status {
+				t.Fatalf("%d, want %d: %s", got.Status, tc.status, got.Body)
 			}
-			cat, detail := got.errorOf(t)
+			cat, detail := got.Error(t)
 			if cat != tc.category || detail["message"] == "" {
-				t.Fatalf("category %q, want %q: %s", cat, tc.category, got.body)
+				t.Fatalf("category %q, want %q: %s", cat, tc.category, got.Body)
 			}
 			if tc.field != "" {
 				if fields, _ := detail["fields"].(map[string]any); fields[tc.field] == nil {
-					t.Fatalf("the error does not name %s: %s", tc.field, got.body)
+					t.Fatalf("the error does not name %s: %s", tc.field, got.Body)
 				}
 			}
-			if tc.status == 401 && !strings.HasPrefix(got.header.Get("WWW-Authenticate"), "Bearer") {
+			if tc.status == 401 && !strings.HasPrefix(got.Header.Get("WWW-Authenticate"), "Bearer") {
 				t.Fatalf("401 without a Bearer challenge")
 			}
 		})
 	}
 	t.Run("the scope refusal names the scope", func(t *testing.T) {
-		got := call(t, s, http.MethodPost, list, otherTok, good(map[string]any{"events": []string{"volunteer-updated"}}))
-		if !bytes.Contains(got.body, []byte(`"permissions":["volunteer:read"]`)) || !strings.Contains(got.header.Get("WWW-Authenticate"), `scope="volunteer:read"`) {
-			t.Fatalf("%v %s", got.header, got.body)
+		got := s.Do(t, http.MethodPost, list, otherTok, good(map[string]any{"events": []string{"volunteer-updated"}}))
+		if !bytes.Contains(got.Body, []byte(`"permissions":["volunteer:read"]`)) || !strings.Contains(got.Header.Get("WWW-Authenticate"), `scope="volunteer:read"`) {
+			t.Fatalf("%v %s", got.Header, got.Body)
 		}
 	})
 	t.Run("nothing changed", func(t *testing.T) {
-		if after := call(t, s, http.MethodGet, list, tok, nil).body; !bytes.Equal(after, before) {
-			t.Fatalf("before %s\nafter %s", before, after)
+		if d := cmp.Diff(before, s.Do(t, http.MethodGet, list, tok, nil).JSON(t)); d != "" {
+			t.Fatalf("the app's subscriptions changed (-before +after):\n%s", d)
 		}
-		if after := call(t, s, http.MethodGet, list, otherTok, nil).body; !bytes.Equal(after, theirsBefore) {
-			t.Fatalf("before %s\nafter %s", theirsBefore, after)
+		if d := cmp.Diff(theirsBefore, s.Do(t, http.MethodGet, list, otherTok, nil).JSON(t)); d != "" {
+			t.Fatalf("the other app's subscriptions changed (-before +after):\n%s", d)
 		}
 	})
 	t.Run("a cursor of another filter", func(t *testing.T) {
-		publish(t, s, event("user-updated", "user:2", `{}`))
-		eventually(t, "2 deliveries", func() bool { return rc.count() == 2 })
-		page := call(t, s, http.MethodGet, one+"/deliveries?limit=1", tok, nil).json(t)
+		s.Publish(t, authtest.Event("user-updated", "user:2", `{}`))
+		authtest.Eventually(t, 10*time.Second, "2 deliveries", func() bool { return rc.Count() == 2 })
+		page := s.Do(t, http.MethodGet, one+"/deliveries?limit=1", tok, nil).JSON(t)
 		next, _ := page["nextPage"].(string)
 		if next == "" {
 			t.Fatalf("no next page: %v", page)
 		}
-		if got := call(t, s, http.MethodGet, one+"/deliveries?limit=1&state=dead&nextPage="+next, tok, nil); got.status != 400 {
-			t.Fatalf("%d %s", got.status, got.body)
+		if got := s.Do(t, http.MethodGet, one+"/deliveries?limit=1&state=dead&nextPage="+next, tok, nil); got.Status != 400 {
+			t.Fatalf("%d %s", got.Status, got.Body)
 		}
 	})
 	t.Run("at most 20 subscriptions per app", func(t *testing.T) {
 		for i := 1; i < 20; i++ {
-			if got := call(t, s, http.MethodPost, list, tok, good(nil)); got.status != 201 {
-				t.Fatalf("subscription %d: %d %s", i+1, got.status, got.body)
+			if got := s.Do(t, http.MethodPost, list, tok, good(nil)); got.Status != 201 {
+				t.Fatalf("subscription %d: %d %s", i+1, got.Status, got.Body)
 			}
 		}
-		got := call(t, s, http.MethodPost, list, tok, good(nil))
-		if cat, _ := got.errorOf(t); got.status != 400 || cat != "validation" {
-			t.Fatalf("the 21st: %d %s", got.status, got.body)
+		got := s.Do(t, http.MethodPost, list, tok, good(nil))
+		if cat, _ := got.Error(t); got.Status != 400 || cat != "validation" {
+			t.Fatalf("the 21st: %d %s", got.Status, got.Body)
 		}
-		if n := len(call(t, s, http.MethodGet, list, tok, nil).json(t)["data"].([]any)); n != 20 {
+		if n := len(s.Do(t, http.MethodGet, list, tok, nil).JSON(t)["data"].([]any)); n != 20 {
 			t.Fatal(fmt.Sprint(n, " subscriptions"))
 		}
 	})

@@ -17,7 +17,6 @@ import (
 	"github.com/eventreg/eventreg/libs/tokenauth"
 
 	"github.com/eventreg/eventreg/services/auth/internal/accesstoken"
-	"github.com/eventreg/eventreg/services/auth/internal/refreshtoken"
 	"github.com/eventreg/eventreg/services/auth/internal/scope"
 	"github.com/eventreg/eventreg/services/auth/internal/webhook"
 )
@@ -61,9 +60,9 @@ func New(webhooks *webhook.Service, tokens *accesstoken.Issuer, denylist Denylis
 		reply: apireply.Replier{Log: log, Rules: errorRules}}
 }
 
-// Denylist is the access-token denylist (refreshtoken.Denylist).
+// Denylist is the access-token denylist (refreshdb.Denylist).
 type Denylist interface {
-	Revoked(ctx context.Context, t refreshtoken.Token) (bool, error)
+	Revoked(ctx context.Context, c accesstoken.Claims) (bool, error)
 }
 
 // Register adds the public routes to public and the event intake to internal.
@@ -97,7 +96,7 @@ func (h *Handler) authenticate(c *gin.Context) {
 		apireply.Abort(c, apierror.Unauthenticated(errors.Is(err, accesstoken.ErrExpired)))
 		return
 	}
-	revoked, err := h.Denylist.Revoked(c.Request.Context(), refreshtoken.TokenOf(claims))
+	revoked, err := h.Denylist.Revoked(c.Request.Context(), claims)
 	if err != nil {
 		h.fail(c, apierror.DependencyFailed("Token verification", err))
 		return

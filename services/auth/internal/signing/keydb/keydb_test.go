@@ -10,31 +10,18 @@ import (
 	"github.com/lestrrat-go/jwx/v2/jwk"
 	"github.com/lestrrat-go/jwx/v2/jws"
 
-	"github.com/eventreg/eventreg/libs/pgdb"
 	"github.com/eventreg/eventreg/libs/testkit"
 
+	"github.com/eventreg/eventreg/services/auth/internal/authtest"
 	"github.com/eventreg/eventreg/services/auth/internal/signing"
 	"github.com/eventreg/eventreg/services/auth/internal/signing/keydb"
-	"github.com/eventreg/eventreg/services/auth/migrations"
 )
 
 func TestMain(m *testing.M) { testkit.Main(m) }
 
 func newStore(t *testing.T) *keydb.Store {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("integration: needs PostgreSQL")
-	}
-	dsn := testkit.NewDatabase(t)
-	if err := migrations.Set().Up(dsn); err != nil {
-		t.Fatal(err)
-	}
-	pool, err := pgdb.Open(context.Background(), dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	return keydb.New(pool)
+	return keydb.New(authtest.NewPool(t))
 }
 
 var cfg = signing.Config{RotationPeriod: 24 * time.Hour, ActivationDelay: 10 * time.Minute, RefreshInterval: time.Second, MaxTokenTTL: time.Hour}

@@ -1,51 +1,61 @@
-package refreshtoken
+package refreshdb
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/eventreg/eventreg/services/auth/internal/grant"
+	"github.com/eventreg/eventreg/services/auth/internal/redisscript"
 )
 
 // usedKey is where families from before the lifetimes kept their rotated
 // tokens (a plain set, which rotate no longer reads).
 func usedKey(id string) string { return "auth:rt:{" + id + "}:used" }
 
+type upgradeArgs struct {
+	RevokedMS  int64 `lua:"revoked_ms"`
+	IdleMS     int64 `lua:"idle_ms"`
+	AbsoluteMS int64 `lua:"absolute_ms"`
+	MaxRotated int   `lua:"max_rotated"`
+}
+
 // upgrade gives a family from before the lifetimes what rotate expects: its
 // rotated tokens moved from the old set to the sorted set reuse detection
 // reads, a creation time (now: its absolute lifetime runs from the upgrade)
 // and an expiry; a revoked one is kept as long as revocations are. It
-// answers {'live', user, client} for a live family not known to be indexed
-// (no v 2), else {'skip'}.
-var upgrade = redis.NewScript(nowMS + `
-local f, used, rotated = KEYS[1], KEYS[2], KEYS[3]
-if redis.call('TYPE', f).ok ~= 'hash' then return {'skip'} end
-local h = redis.call('HMGET', f, 'revoked', 'user', 'client', 'created', 'v')
+// answers 'live' for a live family not known to be indexed (no v 2), else
+// 'skip'.
+var upgrade = redisscript.New[upgradeArgs](nowMS + `
+local family, used, rotated = KEYS[1], KEYS[2], KEYS[3]
+if redis.call('TYPE', family).ok ~= 'hash' then return 'skip' end
+local f = fields(family, 'revoked', 'user', 'client', 'created', 'v')
 if redis.call('EXISTS', used) == 1 then
-  local n = tonumber(redis.call('HGET', f, 'rotations') or '0')
+  local n = tonumber(redis.call('HGET', family, 'rotations') or '0')
   for _, m in ipairs(redis.call('SMEMBERS', used)) do
     n = n + 1
     redis.call('ZADD', rotated, n, m)
   end
-  redis.call('HSET', f, 'rotations', n)
-  redis.call('ZREMRANGEBYRANK', rotated, 0, -(tonumber(ARGV[4]) + 1))
+  redis.call('HSET', family, 'rotations', n)
+  redis.call('ZREMRANGEBYRANK', rotated, 0, -(tonumber(max_rotated) + 1))
   redis.call('DEL', used)
 end
-if redis.call('PTTL', f) == -1 then
-  if h[1] == '1' then
-    redis.call('PEXPIRE', f, ARGV[1])
+if redis.call('PTTL', family) == -1 then
+  if f.revoked == '1' then
+    redis.call('PEXPIRE', family, revoked_ms)
   else
-    if not h[4] then redis.call('HSET', f, 'created', now) end
-    redis.call('PEXPIRE', f, math.min(tonumber(ARGV[2]), tonumber(ARGV[3])))
+    if not f.created then redis.call('HSET', family, 'created', now) end
+    redis.call('PEXPIRE', family, math.min(tonumber(idle_ms), tonumber(absolute_ms)))
   end
 end
 if redis.call('EXISTS', rotated) == 1 then
-  redis.call('PEXPIRE', rotated, redis.call('PTTL', f))
+  redis.call('PEXPIRE', rotated, redis.call('PTTL', family))
 end
-if h[1] == '1' or not h[2] or not h[3] or h[5] == '2' then return {'skip'} end
-return {'live', h[2], h[3]}
+if f.revoked == '1' or not f.user or not f.client or f.v == '2' then return 'skip' end
+return 'live'
 `)
 
 // markIndexed records that a family is in the indexes (v 2, as Create
@@ -55,14 +65,21 @@ if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('HSET', KEYS[1], 'v', '2')
 return 1
 `)
 
+type indexArgs struct {
+	Family     string `lua:"family"`
+	Client     int64  `lua:"client"`
+	AbsoluteMS int64  `lua:"absolute_ms"`
+}
+
 // index adds a family to its user's indexes and gives the indexes the
 // absolute lifetime when they have a shorter one or none.
-var index = redis.NewScript(`
-redis.call('SADD', KEYS[1], ARGV[1])
-redis.call('SADD', KEYS[2], ARGV[2])
-for i = 1, 2 do
-  local t = redis.call('PTTL', KEYS[i])
-  if t == -1 or t < tonumber(ARGV[3]) then redis.call('PEXPIRE', KEYS[i], ARGV[3]) end
+var index = redisscript.New[indexArgs](`
+local families, clients = KEYS[1], KEYS[2]
+redis.call('SADD', families, family)
+redis.call('SADD', clients, client)
+for _, k in ipairs({families, clients}) do
+  local t = redis.call('PTTL', k)
+  if t == -1 or t < tonumber(absolute_ms) then redis.call('PEXPIRE', k, absolute_ms) end
 end
 return 1
 `)
@@ -77,20 +94,26 @@ func (s *Store) MigrateOld(ctx context.Context) (int, error) {
 	n := 0
 	err := scanKeys(ctx, s.rdb, "auth:rt:{*}", func(key string) error {
 		id := strings.TrimSuffix(strings.TrimPrefix(key, "auth:rt:{"), "}")
-		res, err := upgrade.Run(ctx, s.rdb, []string{famKey(id), usedKey(id), rotatedKey(id)},
-			revokedMemory.Milliseconds(), s.life.Idle.Milliseconds(), s.life.Absolute.Milliseconds(), MaxRotated).StringSlice()
+		res, err := upgrade.Run(ctx, s.rdb, []string{famKey(id), usedKey(id), rotatedKey(id)}, upgradeArgs{
+			RevokedMS: revokedMemory.Milliseconds(), IdleMS: s.life.Idle.Milliseconds(), AbsoluteMS: s.life.Absolute.Milliseconds(), MaxRotated: MaxRotated,
+		}).Text()
 		if err != nil {
 			return fmt.Errorf("upgrading refresh token family: %w", err)
 		}
-		if res[0] != "live" {
+		if res != "live" {
 			return nil
 		}
-		user, err1 := strconv.ParseInt(res[1], 10, 64)
-		client, err2 := strconv.ParseInt(res[2], 10, 64)
-		if err1 != nil || err2 != nil {
-			return nil
+		h, err := s.hash(ctx, id)
+		if errors.Is(err, grant.ErrRefreshInvalid) {
+			return nil // not a family as any release wrote one: left alone
 		}
-		if err := index.Run(ctx, s.rdb, []string{indexKey(user, client), clientsKey(user)}, id, client, s.life.Absolute.Milliseconds()).Err(); err != nil {
+		if err != nil {
+			return err
+		}
+		err = index.Run(ctx, s.rdb, []string{indexKey(h.User, h.Client), clientsKey(h.User)}, indexArgs{
+			Family: id, Client: h.Client, AbsoluteMS: s.life.Absolute.Milliseconds(),
+		}).Err()
+		if err != nil {
 			return fmt.Errorf("indexing refresh token family: %w", err)
 		}
 		if err := markIndexed.Run(ctx, s.rdb, []string{famKey(id)}).Err(); err != nil {

@@ -1,4 +1,4 @@
-package refreshtoken
+package refreshdb
 
 import (
 	"context"
@@ -6,8 +6,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/eventreg/eventreg/libs/redisdb"
 	"github.com/eventreg/eventreg/libs/testkit"
+
+	"github.com/eventreg/eventreg/services/auth/internal/accesstoken"
+	"github.com/eventreg/eventreg/services/auth/internal/grant"
 	"github.com/eventreg/eventreg/services/auth/internal/randtoken"
 	"github.com/eventreg/eventreg/services/auth/internal/scope"
 )
@@ -16,14 +18,7 @@ func TestMain(m *testing.M) { testkit.Main(m) }
 
 func newStore(t *testing.T) *Store {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("integration: needs redis-server")
-	}
-	rdb, err := redisdb.Open(testkit.NewRedis(t), false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = rdb.Close() })
+	rdb := testkit.NewRedisClient(t)
 	return New(rdb, NewDenylist(rdb, time.Hour), Lifetimes{Idle: 30 * 24 * time.Hour, Absolute: 90 * 24 * time.Hour})
 }
 
@@ -33,10 +28,10 @@ func newStore(t *testing.T) *Store {
 func TestReservedFamilies(t *testing.T) {
 	s := newStore(t)
 	ctx := context.Background()
-	family := func(user, client int64) Family {
-		return Family{ID: NewFamilyID(), ClientID: client, UserID: user, Granted: scope.Parse("pii:basic"), Last: scope.Parse("pii:basic"), JTI: "j"}
+	family := func(user, client int64) grant.Family {
+		return grant.Family{ID: grant.NewFamilyID(), ClientID: client, UserID: user, Granted: scope.Parse("pii:basic"), Last: scope.Parse("pii:basic"), JTI: "j"}
 	}
-	all := func(Family) bool { return true }
+	all := func(grant.Family) bool { return true }
 
 	t.Run("a revocation of the user withdraws a reserved family: its creation is refused", func(t *testing.T) {
 		f := family(1001, 502)
@@ -49,16 +44,16 @@ func TestReservedFamilies(t *testing.T) {
 		if w, err := s.Withdrawn(ctx, f.ID); err != nil || !w {
 			t.Fatalf("withdrawn %v %v", w, err)
 		}
-		if _, err := s.Create(ctx, f); !errors.Is(err, ErrRevoked) {
+		if _, err := s.Create(ctx, f); !errors.Is(err, grant.ErrFamilyRevoked) {
 			t.Fatalf("create: %v", err)
 		}
-		if revoked, _ := s.denylist.Revoked(ctx, Token{ID: "other", SessionID: SessionID(f.ID)}); !revoked {
+		if revoked, _ := s.denylist.Revoked(ctx, accesstoken.Claims{ID: "other", SessionID: grant.SessionID(f.ID)}); !revoked {
 			t.Fatal("the sid of the reserved family is not on the denylist")
 		}
 	})
 	t.Run("revoking the user and an app withdraws only that app's reserved families", func(t *testing.T) {
 		mine, other := family(1002, 502), family(1002, 503)
-		for _, f := range []Family{mine, other} {
+		for _, f := range []grant.Family{mine, other} {
 			if err := s.Reserve(ctx, f.UserID, f.ClientID, f.ID, time.Minute); err != nil {
 				t.Fatal(err)
 			}
@@ -66,7 +61,7 @@ func TestReservedFamilies(t *testing.T) {
 		if err := s.RevokeUserClient(ctx, 1002, 502); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.Create(ctx, mine); !errors.Is(err, ErrRevoked) {
+		if _, err := s.Create(ctx, mine); !errors.Is(err, grant.ErrFamilyRevoked) {
 			t.Fatalf("the app's family: %v", err)
 		}
 		if _, err := s.Create(ctx, other); err != nil {
@@ -87,7 +82,7 @@ func TestReservedFamilies(t *testing.T) {
 		if n, err := s.RevokeUser(ctx, f.UserID, all); err != nil || n != 1 {
 			t.Fatalf("%d %v", n, err)
 		}
-		if _, err := s.Peek(ctx, tok); !errors.Is(err, ErrInvalid) {
+		if _, err := s.Peek(ctx, tok); !errors.Is(err, grant.ErrRefreshInvalid) {
 			t.Fatalf("the family lives: %v", err)
 		}
 		if w, _ := s.Withdrawn(ctx, f.ID); w {
@@ -104,7 +99,7 @@ func TestReservedFamilies(t *testing.T) {
 		}
 	})
 	t.Run("reservations live no longer than their codes", func(t *testing.T) {
-		if err := s.Reserve(ctx, 1005, 502, NewFamilyID(), time.Minute); err != nil {
+		if err := s.Reserve(ctx, 1005, 502, grant.NewFamilyID(), time.Minute); err != nil {
 			t.Fatal(err)
 		}
 		if ttl, _ := s.rdb.PTTL(ctx, pendingKey(1005)).Result(); ttl <= 0 || ttl > 2*time.Minute {
@@ -121,17 +116,17 @@ func TestMigrateOld(t *testing.T) {
 	s := newStore(t)
 	ctx := context.Background()
 	const user, client = int64(1001), int64(502)
-	id := NewFamilyID()
-	cur, old := newToken(id), newToken(id)
+	id := grant.NewFamilyID()
+	cur, old := grant.NewRefreshToken(id), grant.NewRefreshToken(id)
 	// As the first release wrote it.
 	s.rdb.HSet(ctx, famKey(id), "cur", randtoken.Hash(cur), "client", client, "user", user, "granted", "pii:basic",
 		"last", "pii:basic", "jti", "j", "revoked", "0")
 	s.rdb.SAdd(ctx, usedKey(id), randtoken.Hash(old))
 	s.rdb.SAdd(ctx, indexKey(user, client), id)
-	revoked := NewFamilyID()
+	revoked := grant.NewFamilyID()
 	s.rdb.HSet(ctx, famKey(revoked), "cur", "x", "client", client, "user", user, "revoked", "1")
 
-	if _, err := s.RevokeUser(ctx, user, func(Family) bool { return true }); err != nil {
+	if _, err := s.RevokeUser(ctx, user, func(grant.Family) bool { return true }); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Peek(ctx, cur); err != nil {
@@ -172,8 +167,8 @@ func TestMigrateOld(t *testing.T) {
 		if n, _ := s.rdb.Exists(ctx, usedKey(id)).Result(); n != 0 {
 			t.Fatal("the old set of rotated tokens is left")
 		}
-		if _, err := s.Rotate(ctx, old, client, nil, nil, ""); !errors.Is(err, ErrReused) {
-			t.Fatalf("%v", err)
+		if reused, err := s.DetectReuse(ctx, old, client); err != nil || !reused {
+			t.Fatalf("reused %v, %v", reused, err)
 		}
 	})
 }
@@ -181,18 +176,18 @@ func TestMigrateOld(t *testing.T) {
 func TestMigrateOldFamiliesAreRevokedWithTheirUser(t *testing.T) {
 	s := newStore(t)
 	ctx := context.Background()
-	id := NewFamilyID()
-	tok := newToken(id)
+	id := grant.NewFamilyID()
+	tok := grant.NewRefreshToken(id)
 	s.rdb.HSet(ctx, famKey(id), "cur", randtoken.Hash(tok), "client", 502, "user", 1002, "granted", "pii:basic",
 		"last", "pii:basic", "jti", "j", "revoked", "0")
 	s.rdb.SAdd(ctx, indexKey(1002, 502), id)
 	if _, err := s.MigrateOld(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := s.RevokeUser(ctx, 1002, func(Family) bool { return true }); err != nil || n != 1 {
+	if n, err := s.RevokeUser(ctx, 1002, func(grant.Family) bool { return true }); err != nil || n != 1 {
 		t.Fatalf("%d %v", n, err)
 	}
-	if _, err := s.Peek(ctx, tok); !errors.Is(err, ErrInvalid) {
+	if _, err := s.Peek(ctx, tok); !errors.Is(err, grant.ErrRefreshInvalid) {
 		t.Fatalf("the old family survived RevokeUser: %v", err)
 	}
 }
@@ -200,7 +195,7 @@ func TestMigrateOldFamiliesAreRevokedWithTheirUser(t *testing.T) {
 func TestMigrateOldLeavesCurrentFamiliesAlone(t *testing.T) {
 	s := newStore(t)
 	ctx := context.Background()
-	f := Family{ID: NewFamilyID(), ClientID: 502, UserID: 1003, Granted: scope.Parse("pii:basic"), Last: scope.Parse("pii:basic"), JTI: "j"}
+	f := grant.Family{ID: grant.NewFamilyID(), ClientID: 502, UserID: 1003, Granted: scope.Parse("pii:basic"), Last: scope.Parse("pii:basic"), JTI: "j"}
 	if _, err := s.Create(ctx, f); err != nil {
 		t.Fatal(err)
 	}

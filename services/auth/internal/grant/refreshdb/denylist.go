@@ -1,4 +1,4 @@
-package refreshtoken
+package refreshdb
 
 import (
 	"context"
@@ -13,7 +13,9 @@ import (
 	"github.com/eventreg/eventreg/libs/authapi"
 
 	"github.com/eventreg/eventreg/services/auth/internal/accesstoken"
+	"github.com/eventreg/eventreg/services/auth/internal/grant"
 	"github.com/eventreg/eventreg/services/auth/internal/randtoken"
+	"github.com/eventreg/eventreg/services/auth/internal/redisscript"
 )
 
 // Denylist remembers revoked access tokens until they expire: every token
@@ -40,6 +42,8 @@ func NewDenylist(rdb redis.UniversalClient, ttl time.Duration) *Denylist {
 	return &Denylist{rdb: rdb, ttl: ttl}
 }
 
+var _ grant.Denylist = (*Denylist)(nil)
+
 func jtiKey(jti string) string { return "auth:jti:{" + jti + "}" }
 func sidKey(sid string) string { return "auth:sid:{" + sid + "}" }
 
@@ -62,28 +66,30 @@ const (
 	feedPrune = 200
 )
 
-// feedLib is what the feed's scripts share. nextSeq numbers an entry: one
-// more than the last, and never below Redis's clock in microseconds, so that
-// after a failover to a replica that lost the last writes (the counter moved
-// back) new entries are still numbered above every number pollers were
-// given. epoch names the feed: made (from ARGV[#ARGV], a random id) when the
-// counter is, so a feed lost with its Redis comes back with another and
-// pollers read it from the start. Numbers are strings: a Lua number prints
-// with 14 digits only.
-var feedLib = `
-local function epoch()
-  if redis.call('EXISTS', KEYS[4]) == 0 then
-    redis.call('SET', KEYS[4], ARGV[#ARGV])
+// feedLib is what the feed's scripts share: the keys by name (every
+// script is run on Denylist.keys), nextSeq and epoch. nextSeq numbers an
+// entry: one more than the last, and never below Redis's clock in
+// microseconds, so that after a failover to a replica that lost the last
+// writes (the counter moved back) new entries are still numbered above every
+// number pollers were given. epoch names the feed: made (from fresh, a
+// random id) when the counter is, so a feed lost with its Redis comes back
+// with another and pollers read it from the start. Numbers are strings: a
+// Lua number prints with 14 digits only.
+const feedLib = `
+local feed, seq, cuts, epochKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local function epoch(fresh)
+  if redis.call('EXISTS', epochKey) == 0 then
+    redis.call('SET', epochKey, fresh)
   end
-  return redis.call('GET', KEYS[4])
+  return redis.call('GET', epochKey)
 end
-local function nextSeq()
-  epoch()
-  local n = redis.call('INCR', KEYS[2])
+local function nextSeq(fresh)
+  epoch(fresh)
+  local n = redis.call('INCR', seq)
   local t = redis.call('TIME')
   local us = t[1] .. string.rep('0', 6 - #t[2]) .. t[2]
   if n < tonumber(us) then
-    redis.call('SET', KEYS[2], us)
+    redis.call('SET', seq, us)
     return us
   end
   return string.format('%.0f', n)
@@ -91,68 +97,84 @@ end
 `
 
 // pruneFeed removes up to feedPrune expired members from the front of the
-// feed (ARGV[1] is now), and the cutoffs they were.
+// feed (now is Unix seconds), and the cutoffs they were.
 var pruneFeed = feedLib + `
 local function prune(now)
   for i = 1, ` + strconv.Itoa(feedPrune) + ` do
-    local first = redis.call('ZRANGE', KEYS[1], 0, 0)
+    local first = redis.call('ZRANGE', feed, 0, 0)
     if #first == 0 then break end
     local exp = tonumber(string.match(first[1], ':(%d+)$'))
     if exp == nil or exp >= now then break end
-    redis.call('ZREM', KEYS[1], first[1])
+    redis.call('ZREM', feed, first[1])
     local field = string.match(first[1], '^([cf]:[^:]+):')
-    if field and redis.call('HGET', KEYS[3], field) == first[1] then
-      redis.call('HDEL', KEYS[3], field)
+    if field and redis.call('HGET', cuts, field) == first[1] then
+      redis.call('HDEL', cuts, field)
     end
   end
 end
 `
 
-var addFeed = redis.NewScript(pruneFeed + `
-for i = 2, #ARGV - 1 do
-  redis.call('ZADD', KEYS[1], nextSeq(), ARGV[i])
+// addArgs adds members to the feed, pruning what expired before now.
+type addArgs struct {
+	Now     int64    `lua:"now"`
+	Epoch   string   `lua:"fresh_epoch"`
+	Members []string `lua:"members"`
+}
+
+var addFeed = redisscript.New[addArgs](pruneFeed + `
+for _, m in ipairs(members) do
+  redis.call('ZADD', feed, nextSeq(fresh_epoch), m)
 end
-prune(tonumber(ARGV[1]))
-return redis.call('ZCARD', KEYS[1])
+prune(tonumber(now))
+return redis.call('ZCARD', feed)
 `)
 
-// addCut records the cutoff ARGV[2] ("c:<client>" or "f:<sid>") through
-// ARGV[3] expiring at ARGV[4] (ARGV[1] is now, ARGV[5] an epoch), replacing
-// an older one of the same field; one at or past it makes it a no-op.
-var addCut = redis.NewScript(pruneFeed + `
-local old = redis.call('HGET', KEYS[3], ARGV[2])
+// cutArgs records the cutoff field ("c:<client>" or "f:<sid>") through the
+// Unix second through, expiring at expiry.
+type cutArgs struct {
+	Now     int64  `lua:"now"`
+	Epoch   string `lua:"fresh_epoch"`
+	Field   string `lua:"field"`
+	Through int64  `lua:"through"`
+	Expiry  int64  `lua:"expiry"`
+}
+
+// addCut replaces an older cutoff of the same field; one at or past it
+// makes it a no-op.
+var addCut = redisscript.New[cutArgs](pruneFeed + `
+local old = redis.call('HGET', cuts, field)
 if old then
-  local through = tonumber(string.match(old, ':(%d+):%d+$'))
-  if through ~= nil and through >= tonumber(ARGV[3]) then
-    prune(tonumber(ARGV[1]))
-    return redis.call('ZCARD', KEYS[1])
+  local before = tonumber(string.match(old, ':(%d+):%d+$'))
+  if before ~= nil and before >= tonumber(through) then
+    prune(tonumber(now))
+    return redis.call('ZCARD', feed)
   end
-  redis.call('ZREM', KEYS[1], old)
+  redis.call('ZREM', feed, old)
 end
-local member = ARGV[2] .. ':' .. ARGV[3] .. ':' .. ARGV[4]
-redis.call('ZADD', KEYS[1], nextSeq(), member)
-redis.call('HSET', KEYS[3], ARGV[2], member)
-prune(tonumber(ARGV[1]))
-return redis.call('ZCARD', KEYS[1])
+local member = field .. ':' .. through .. ':' .. expiry
+redis.call('ZADD', feed, nextSeq(fresh_epoch), member)
+redis.call('HSET', cuts, field, member)
+prune(tonumber(now))
+return redis.call('ZCARD', feed)
 `)
 
 // RevokeSessions marks every access token carrying one of sids revoked.
 func (d *Denylist) RevokeSessions(ctx context.Context, sids ...string) error {
 	now := time.Now()
 	exp := strconv.FormatInt(now.Add(d.ttl+skew).Unix(), 10)
-	members := []any{now.Add(-skew).Unix()}
+	args := addArgs{Now: now.Add(-skew).Unix(), Epoch: randtoken.New(12)}
 	_, err := d.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for _, id := range sids {
 			if id != "" {
 				p.Set(ctx, sidKey(id), "1", d.ttl+skew)
-				members = append(members, "s:"+id+":"+exp)
+				args.Members = append(args.Members, "s:"+id+":"+exp)
 			}
 		}
 		return nil
 	})
-	if err == nil && len(members) > 1 {
+	if err == nil && len(args.Members) > 0 {
 		var n int64
-		n, err = addFeed.Run(ctx, d.rdb, d.keys(), append(members, randtoken.New(12))...).Int64()
+		n, err = addFeed.Run(ctx, d.rdb, d.keys(), args).Int64()
 		d.size.Store(n)
 	}
 	if err != nil {
@@ -161,23 +183,21 @@ func (d *Denylist) RevokeSessions(ctx context.Context, sids ...string) error {
 	return nil
 }
 
-// Cutoff names whose tokens a cutoff revokes: a client's (ClientCutoff) or a
-// family's (FamilyCutoff).
-type Cutoff string
-
-// ClientCutoff is every token of client id.
-func ClientCutoff(id int64) Cutoff { return Cutoff("c:" + strconv.FormatInt(id, 10)) }
-
-// FamilyCutoff is every token carrying sid.
-func FamilyCutoff(sid string) Cutoff { return Cutoff("f:" + sid) }
+// cutField is the field of a cutoff in the hash cutKey and the start of its
+// member in the feed: "c:<client>" or "f:<sid>".
+func cutField(who grant.Cutoff) string {
+	if who.SID != "" {
+		return "f:" + who.SID
+	}
+	return "c:" + strconv.FormatInt(who.ClientID, 10)
+}
 
 // RevokeIssuedThrough marks revoked the tokens of who issued (iat) at or
 // before through: one entry per client or family, whatever the number of
 // tokens, replacing an older cutoff of the same one.
-func (d *Denylist) RevokeIssuedThrough(ctx context.Context, who Cutoff, through time.Time) error {
-	now := time.Now()
-	exp := through.Add(d.ttl + skew).Unix()
-	n, err := addCut.Run(ctx, d.rdb, d.keys(), now.Add(-skew).Unix(), string(who), through.Unix(), exp, randtoken.New(12)).Int64()
+func (d *Denylist) RevokeIssuedThrough(ctx context.Context, who grant.Cutoff, through time.Time) error {
+	n, err := addCut.Run(ctx, d.rdb, d.keys(), cutArgs{Now: time.Now().Add(-skew).Unix(), Epoch: randtoken.New(12),
+		Field: cutField(who), Through: through.Unix(), Expiry: through.Add(d.ttl + skew).Unix()}).Int64()
 	if err != nil {
 		return fmt.Errorf("marking access tokens revoked: %w", err)
 	}
@@ -196,32 +216,20 @@ type ClientTokens struct {
 // RevokeClientTokens revokes every access token of client id issued so far
 // or within the grace.
 func (c ClientTokens) RevokeClientTokens(ctx context.Context, id int64) error {
-	return c.Denylist.RevokeIssuedThrough(ctx, ClientCutoff(id), time.Now().Add(c.Grace))
+	return c.Denylist.RevokeIssuedThrough(ctx, grant.Cutoff{ClientID: id}, time.Now().Add(c.Grace))
 }
 
 func (d *Denylist) keys() []string { return []string{feedKey, seqKey, cutKey, epochKey} }
 
-// Token is what Revoked needs of an access token.
-type Token struct {
-	ID, SessionID string
-	ClientID      int64
-	IssuedAt      int64
-}
-
-// TokenOf is what the denylist needs of an access token's claims.
-func TokenOf(c accesstoken.Claims) Token {
-	id, _ := strconv.ParseInt(c.ClientID, 10, 64)
-	return Token{ID: c.ID, SessionID: c.SessionID, ClientID: id, IssuedAt: c.IssuedAt}
-}
-
-// Revoked reports whether the token was revoked: by its jti, its family, or
-// a cutoff of its client or family.
-func (d *Denylist) Revoked(ctx context.Context, t Token) (bool, error) {
-	keys := []string{jtiKey(t.ID)}
-	fields := []string{string(ClientCutoff(t.ClientID))}
-	if t.SessionID != "" {
-		keys = append(keys, sidKey(t.SessionID))
-		fields = append(fields, string(FamilyCutoff(t.SessionID)))
+// Revoked reports whether the access token of claims c was revoked: by its
+// jti, its family, or a cutoff of its client or family.
+func (d *Denylist) Revoked(ctx context.Context, c accesstoken.Claims) (bool, error) {
+	clientID, _ := strconv.ParseInt(c.ClientID, 10, 64)
+	keys := []string{jtiKey(c.ID)}
+	fields := []string{cutField(grant.Cutoff{ClientID: clientID})}
+	if c.SessionID != "" {
+		keys = append(keys, sidKey(c.SessionID))
+		fields = append(fields, cutField(grant.Cutoff{SID: c.SessionID}))
 	}
 	for _, k := range keys { // one key per call: the keys live in different cluster slots
 		n, err := d.rdb.Exists(ctx, k).Result()
@@ -236,9 +244,9 @@ func (d *Denylist) Revoked(ctx context.Context, t Token) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("reading access-token denylist: %w", err)
 	}
-	for _, c := range cuts {
-		member, _ := c.(string)
-		if _, through, _, ok := parseCut(member); ok && t.IssuedAt <= through {
+	for _, cut := range cuts {
+		member, _ := cut.(string)
+		if _, through, _, ok := parseCut(member); ok && c.IssuedAt <= through {
 			return true, nil
 		}
 	}
@@ -260,13 +268,20 @@ func parseCut(member string) (id string, through, exp int64, ok bool) {
 // Size is the number of entries in the feed at its last read or write.
 func (d *Denylist) Size() int64 { return d.size.Load() }
 
-var readFeed = redis.NewScript(feedLib + `
-local after = ARGV[1]
-local top = redis.call('GET', KEYS[2]) or '0'
+type readArgs struct {
+	After string `lua:"after"`
+	Page  int    `lua:"page"`
+	Epoch string `lua:"fresh_epoch"`
+}
+
+// readFeed answers the newest number, the feed's size and epoch, then the
+// page: members and their numbers, alternating.
+var readFeed = redisscript.New[readArgs](feedLib + `
+local top = redis.call('GET', seq) or '0'
 if tonumber(after) > tonumber(top) then after = '0' end
-local r = redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. after, '+inf', 'WITHSCORES', 'LIMIT', 0, tonumber(ARGV[2]))
-table.insert(r, 1, epoch())
-table.insert(r, 1, tostring(redis.call('ZCARD', KEYS[1])))
+local r = redis.call('ZRANGEBYSCORE', feed, '(' .. after, '+inf', 'WITHSCORES', 'LIMIT', 0, tonumber(page))
+table.insert(r, 1, epoch(fresh_epoch))
+table.insert(r, 1, tostring(redis.call('ZCARD', feed)))
 table.insert(r, 1, top)
 return r
 `)
@@ -277,22 +292,24 @@ return r
 // A number above the newest one (the feed was lost with its Redis) starts
 // from the beginning.
 func (d *Denylist) Feed(ctx context.Context, after int64) (authapi.Revocations, error) {
-	res, err := readFeed.Run(ctx, d.rdb, d.keys(), strconv.FormatInt(after, 10), FeedPage, randtoken.New(12)).StringSlice()
+	res, err := readFeed.Run(ctx, d.rdb, d.keys(), readArgs{After: strconv.FormatInt(after, 10), Page: FeedPage, Epoch: randtoken.New(12)}).StringSlice()
 	if err != nil {
 		return authapi.Revocations{}, fmt.Errorf("reading the revocation feed: %w", err)
 	}
-	page := authapi.Revocations{Epoch: res[2], Revoked: []authapi.Revocation{}}
-	page.Next, _ = strconv.ParseInt(res[0], 10, 64)
-	size, _ := strconv.ParseInt(res[1], 10, 64)
-	d.size.Store(size)
+	top, size, epoch, entries := res[0], res[1], res[2], res[3:]
+	page := authapi.Revocations{Epoch: epoch, Revoked: []authapi.Revocation{}}
+	page.Next, _ = strconv.ParseInt(top, 10, 64)
+	n, _ := strconv.ParseInt(size, 10, 64)
+	d.size.Store(n)
 	now := time.Now().Add(-skew).Unix()
-	for i := 3; i+1 < len(res); i += 2 {
-		page.Next, _ = strconv.ParseInt(res[i+1], 10, 64)
-		if e, ok := feedEntry(res[i]); ok && e.Expiry >= now {
+	for i := 0; i+1 < len(entries); i += 2 {
+		member, number := entries[i], entries[i+1]
+		page.Next, _ = strconv.ParseInt(number, 10, 64)
+		if e, ok := feedEntry(member); ok && e.Expiry >= now {
 			page.Revoked = append(page.Revoked, e)
 		}
 	}
-	page.More = (len(res)-3)/2 >= FeedPage
+	page.More = len(entries)/2 >= FeedPage
 	return page, nil
 }
 
