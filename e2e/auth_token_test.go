@@ -2,11 +2,9 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -20,64 +18,41 @@ import (
 	"github.com/eventreg/eventreg/libs/tokenauth"
 )
 
-func TestAuthTokenConcurrency(t *testing.T) {
+// TestParallelRedemptionsThroughTheGateway: of many redemptions of one
+// authorization code, or refreshes of one refresh token, sent at once
+// through the gateway, exactly one succeeds and the others are invalid_grant.
+func TestParallelRedemptionsThroughTheGateway(t *testing.T) {
 	s := stack.Start(t, stack.Options{})
 	gw := s.GatewayURL
 	app := authApp(gw, authBadgeID, authBadgeSecret, "pii:basic")
 	b := newAuthHTTPBrowser(t, gw)
 	ctx := context.Background()
+	// exactlyOne fails t unless one of the attempts succeeded and every other was invalid_grant.
+	exactlyOne := func(t *testing.T, ok int, errs []error) {
+		t.Helper()
+		if ok != 1 {
+			t.Fatalf("%d succeeded: %v", ok, errs)
+		}
+		for _, err := range errs {
+			if authErrorCode(err) != "invalid_grant" {
+				t.Fatalf("loser: %v", err)
+			}
+		}
+	}
 
 	t.Run("parallel redemptions of one code through the gateway: exactly one succeeds", func(t *testing.T) {
 		verifier := oauth2.GenerateVerifier()
 		code := b.code(app.AuthCodeURL("c", oauth2.S256ChallengeOption(verifier)), authAlice, authAlicePass)
 		ok, errs := authParallel(16, func() error { _, err := app.Exchange(ctx, code, oauth2.VerifierOption(verifier)); return err })
-		if ok != 1 {
-			t.Fatalf("%d succeeded: %v", ok, errs)
-		}
-		for _, err := range errs {
-			if authErrorCode(err) != "invalid_grant" {
-				t.Fatalf("loser: %v", err)
-			}
-		}
+		exactlyOne(t, ok, errs)
 	})
 	t.Run("parallel refreshes of one token through the gateway: exactly one succeeds", func(t *testing.T) {
-		tok, err := app.Exchange(ctx, b.code(app.AuthCodeURL("r"), authAlice, authAlicePass))
-		if err != nil {
-			t.Fatal(err)
-		}
+		tok := b.token(app, authAlice, authAlicePass)
 		ok, errs := authParallel(16, func() error {
 			_, err := app.TokenSource(ctx, &oauth2.Token{RefreshToken: tok.RefreshToken}).Token()
 			return err
 		})
-		if ok != 1 {
-			t.Fatalf("%d succeeded: %v", ok, errs)
-		}
-		for _, err := range errs {
-			if authErrorCode(err) != "invalid_grant" {
-				t.Fatalf("loser: %v", err)
-			}
-		}
-	})
-	t.Run("an OBO token reads the current user through the gateway", func(t *testing.T) {
-		tok, err := app.Exchange(ctx, b.code(app.AuthCodeURL("u"), authAlice, authAlicePass))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if status, body := authCurrentUser(t, s, tok.AccessToken); status != 200 || !strings.Contains(string(body), `"username":"alice"`) {
-			t.Fatalf("%d %s", status, body)
-		}
-	})
-	t.Run("logout through the gateway returns to the app", func(t *testing.T) {
-		back := url.Values{"next": {authRedirectURI}, "client_id": {authBadgeID}}
-		status, _, page := b.do(http.MethodGet, gw+"/oauth/logout?"+back.Encode(), nil)
-		if status != http.StatusOK || !strings.Contains(page, ">Sign out</button>") {
-			t.Fatalf("want the confirmation page: %d\n%s", status, page)
-		}
-		back.Set("csrf_token", authField(t, authCSRFRe, page))
-		status, h, _ := b.do(http.MethodPost, gw+"/oauth/logout", back)
-		if status != http.StatusSeeOther || h.Get("Location") != authRedirectURI {
-			t.Fatalf("%d %v", status, h)
-		}
+		exactlyOne(t, ok, errs)
 	})
 }
 
@@ -89,52 +64,33 @@ func TestAuthTokenConcurrency(t *testing.T) {
 func TestAuthKeyRotationUnderTraffic(t *testing.T) {
 	s := stack.Start(t, stack.Options{Env: map[string]string{"KEY_ACTIVATION_DELAY": "6s", "KEY_REFRESH_INTERVAL": "500ms"}})
 	gw := s.GatewayURL
-	hc := s.HTTPClient()
 	type issued struct{ token, kid string }
 	var mu sync.Mutex
 	var tokens []issued
 	var failures []string
-	stop := make(chan struct{})
-	// Paced below the resource services' per-client rate limit (100/s).
-	pace := time.NewTicker(20 * time.Millisecond)
-	defer pace.Stop()
-	var wg sync.WaitGroup
-	for w := 0; w < 4; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				select {
-				case <-stop:
-					return
-				case <-pace.C:
-				}
-				tok, err := clientCredentials(gw, trackerID, trackerSecret, oauth2.AuthStyleInHeader, "user:read").Token(context.Background())
-				if err != nil {
-					mu.Lock()
-					failures = append(failures, "token: "+err.Error())
-					mu.Unlock()
-					continue
-				}
-				req, _ := http.NewRequest(http.MethodGet, gw+"/api/v0/users/1001", nil)
-				req.Header.Set("Authorization", "Bearer "+tok.AccessToken)
-				resp, err := hc.Do(req)
-				msg, _ := jws.ParseString(tok.AccessToken)
-				mu.Lock()
-				if err != nil {
-					failures = append(failures, err.Error())
-				} else {
-					body, _ := io.ReadAll(resp.Body)
-					resp.Body.Close()
-					if resp.StatusCode != 200 {
-						failures = append(failures, resp.Status+" "+string(body))
-					}
-				}
-				tokens = append(tokens, issued{tok.AccessToken, msg.Signatures()[0].ProtectedHeaders().KeyID()})
-				mu.Unlock()
-			}
-		}()
-	}
+	// Four workers, 80 ms apart each: below the resource services'
+	// per-client rate limit (100/s).
+	load := startWorkers(80*time.Millisecond, time.Time{}, slices.Repeat([]func(int) bool{func(int) bool {
+		tok, err := clientCredentials(gw, trackerID, trackerSecret, oauth2.AuthStyleInHeader, "user:read").Token(context.Background())
+		if err != nil {
+			mu.Lock()
+			failures = append(failures, "token: "+err.Error())
+			mu.Unlock()
+			return true
+		}
+		r, err := send(s, http.MethodGet, "/api/v0/users/1001", tok.AccessToken, "")
+		msg, _ := jws.ParseString(tok.AccessToken)
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil {
+			failures = append(failures, err.Error())
+		} else if r.status != 200 {
+			failures = append(failures, fmt.Sprintf("%d %s", r.status, r.body))
+		}
+		tokens = append(tokens, issued{tok.AccessToken, msg.Signatures()[0].ProtectedHeaders().KeyID()})
+		return true
+	}}, 4)...)
+	defer load.stop()
 	kids := func() map[string]int {
 		mu.Lock()
 		defer mu.Unlock()
@@ -148,22 +104,17 @@ func TestAuthKeyRotationUnderTraffic(t *testing.T) {
 		deadline := time.Now().Add(30 * time.Second)
 		for !cond() {
 			if time.Now().After(deadline) {
-				close(stop)
-				wg.Wait()
+				load.stop()
 				t.Fatalf("timed out waiting for %s (kids %v)", what, kids())
 			}
 			time.Sleep(20 * time.Millisecond) // polling the traffic's progress
 		}
 	}
 	waitFor("tokens before the rotation", func() bool { k := kids(); return len(k) == 1 && sum(k) >= 50 })
-	out := s.Command(t, "auth", "keys", "rotate", "-o", "json")
 	var rotated struct{ Kid string }
-	if err := json.Unmarshal([]byte(out), &rotated); err != nil {
-		t.Fatalf("%s", out)
-	}
+	commandJSON(t, s, &rotated, "auth", "keys", "rotate")
 	waitFor("tokens signed by the new key", func() bool { return kids()[rotated.Kid] >= 50 })
-	close(stop)
-	wg.Wait()
+	load.stop()
 	if len(failures) > 0 {
 		t.Fatalf("%d of %d requests failed during the rotation, first: %s", len(failures), len(tokens), failures[0])
 	}
@@ -196,24 +147,15 @@ func sum(m map[string]int) int {
 
 func TestAuthClientsCommand(t *testing.T) {
 	s := stack.Start(t, stack.Options{})
-	out := s.Command(t, "auth", "clients", "create", "--name", "Door Scanner", "--description", "Scans badges at the door",
-		"--kind", "service", "--scopes", "registration:read", "-o", "json")
-	var c struct {
-		ClientID     int64  `json:"client_id"`
-		ClientSecret string `json:"client_secret"`
-	}
-	if err := json.Unmarshal([]byte(out), &c); err != nil {
-		t.Fatalf("%s", out)
-	}
-	id := strings.TrimSpace(func() string { b, _ := json.Marshal(c.ClientID); return string(b) }())
-	tok, err := clientCredentials(s.GatewayURL, id, c.ClientSecret, oauth2.AuthStyleInHeader).Token(context.Background())
+	id, secret := createClient(t, s, "Door Scanner", "Scans badges at the door", "service", "registration:read")
+	tok, err := clientCredentials(s.GatewayURL, id, secret, oauth2.AuthStyleInHeader).Token(context.Background())
 	if err != nil || tok.Extra("scope") != "registration:read" {
 		t.Fatalf("the new client cannot get a token: %v", err)
 	}
 	s.Command(t, "auth", "clients", "rotate-secret", id)
 	// A running server caches client records for CLIENT_CACHE_TTL (5s).
 	err = testkit.Poll(context.Background(), 15*time.Second, func(ctx context.Context) error {
-		_, err := clientCredentials(s.GatewayURL, id, c.ClientSecret, oauth2.AuthStyleInHeader).Token(ctx)
+		_, err := clientCredentials(s.GatewayURL, id, secret, oauth2.AuthStyleInHeader).Token(ctx)
 		if authErrorCode(err) != "invalid_client" {
 			return fmt.Errorf("old secret: %v", err)
 		}

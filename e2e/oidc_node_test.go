@@ -17,12 +17,6 @@ import (
 	"github.com/eventreg/eventreg/e2e/stack"
 )
 
-// Demo OpenID Connect app with ES256 ID tokens (deploy/fixtures/demo.json).
-const (
-	oidcForumID     = "521"
-	oidcForumSecret = "a-ninth-long-random-demo-secret-of-32-chars"
-)
-
 // openIDClientDir installs the openid-client npm package pinned by
 // testdata/openid-client/package-lock.json (npm ci) once per lock file, in
 // the user's cache directory, and returns the directory to run rp.mjs in.
@@ -115,9 +109,8 @@ func TestOIDCRelyingPartyOpenIDClientNode(t *testing.T) {
 	run(t, ctx,
 		chromedp.Navigate(start.AuthorizationURL),
 		signIn(authAlice, authAlicePass),
-		chromedp.WaitVisible(`button[value=authorize]`, chromedp.ByQuery),
-		chromedp.Click(`button[value=authorize]`, chromedp.ByQuery),
-		chromedp.WaitVisible(`#app-callback`, chromedp.ByQuery))
+		consentPage(),
+		authorizeApp())
 	q := cb.wait(t)
 	if _, err := io.WriteString(stdin, authRedirectURI+"?"+q.Encode()+"\n"); err != nil {
 		t.Fatal(err)

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"testing"
@@ -43,7 +42,7 @@ func TestRevokedSigningKeyIsRefusedByTheResourceServices(t *testing.T) {
 		t.Helper()
 		out := map[string]bool{}
 		for _, p := range paths {
-			out[p] = apiRequest(t, s, p, token) == http.StatusUnauthorized
+			out[p] = mustSend(t, s, http.MethodGet, p, token, "").status == http.StatusUnauthorized
 		}
 		return out
 	}
@@ -61,9 +60,8 @@ func TestRevokedSigningKeyIsRefusedByTheResourceServices(t *testing.T) {
 		Kid         string
 		Replacement *struct{ Kid string }
 	}
-	if out := s.Command(t, "auth", "keys", "revoke", "-o", "json", "--", kid); json.Unmarshal([]byte(out), &revoked) != nil ||
-		revoked.Kid != kid || revoked.Replacement == nil {
-		t.Fatalf("keys revoke: %s", out)
+	if commandJSON(t, s, &revoked, "auth", "keys", "revoke", "--", kid); revoked.Kid != kid || revoked.Replacement == nil {
+		t.Fatalf("keys revoke: %+v", revoked)
 	}
 	start := time.Now()
 
