@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/eventreg/eventreg/libs/testkit"
 )
 
 // TestDealersThroughTheGateway drives the dealers service through the gateway with the real
@@ -138,7 +140,7 @@ func TestDealersThroughTheGateway(t *testing.T) {
 		if err := json.Unmarshal(b, &p); err != nil || len(p.Data) != 1 {
 			t.Fatalf("search: %s", b)
 		}
-		if diff := jsonDiff(p.Data[0], got.Data); diff != "" || !strings.Contains(string(got.Data), `"status":"approved"`) {
+		if diff := testkit.JSONDiff(p.Data[0], got.Data); diff != "" || !strings.Contains(string(got.Data), `"status":"approved"`) {
 			t.Fatalf("the delivery is not the dealer as the search renders it (-search +delivered):\n%s", diff)
 		}
 		time.Sleep(500 * time.Millisecond)

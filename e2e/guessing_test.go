@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 
@@ -164,23 +163,18 @@ func forgedLoginsAreThrottledByTheRealAddress(t *testing.T, base, from, other st
 	csrf := authField(t, authCSRFRe, b.loginPage(base))
 	for i := 0; i <= loginPerAddress; i++ {
 		form := url.Values{"csrf_token": {csrf}, "next": {"/oauth/apps"}, "username": {demoAccounts[i%len(demoAccounts)]}, "password": {"not the password"}}
-		req, _ := http.NewRequest(http.MethodPost, base+"/oauth/login", strings.NewReader(form.Encode()))
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req := newFormRequest(base, "/oauth/login", "", "", form)
 		forged := "198.51.100." + strconv.Itoa(i+1)
 		req.Header.Set("X-Forwarded-For", forged)
 		req.Header.Set("X-Real-IP", forged)
-		resp, err := b.hc.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
+		r := mustDo(t, b.hc, req)
 		want := http.StatusBadRequest
 		if i == loginPerAddress {
 			want = http.StatusTooManyRequests
 		}
-		if resp.StatusCode != want {
+		if r.status != want {
 			t.Fatalf("wrong password %d of %d from %s (forged as %s) at %s: %d, want %d (the per-address limit is %d, no account reached its %d)",
-				i+1, loginPerAddress+1, from, forged, base, resp.StatusCode, want, loginPerAddress, loginPerAccount)
+				i+1, loginPerAddress+1, from, forged, base, r.status, want, loginPerAddress, loginPerAccount)
 		}
 	}
 	ob := browserFrom(t, base, other)

@@ -160,17 +160,3 @@ func readPathOf(t testing.TB, d webhookDelivery) string {
 		return "/api/v0/users/" + id + "/volunteer"
 	}
 }
-
-// jsonDiff is the difference between two JSON documents as values (-want
-// +got), "" when they are the same; a document that is not JSON is a
-// difference.
-func jsonDiff(want, got []byte) string {
-	var w, g any
-	if err := json.Unmarshal(want, &w); err != nil {
-		return fmt.Sprintf("want is not JSON (%v): %s", err, want)
-	}
-	if err := json.Unmarshal(got, &g); err != nil {
-		return fmt.Sprintf("got is not JSON (%v): %s", err, got)
-	}
-	return cmp.Diff(w, g)
-}

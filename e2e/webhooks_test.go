@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/eventreg/eventreg/libs/testkit"
 )
 
 // TestWebhooks drives webhooks end to end: apps subscribe through the
@@ -118,7 +120,7 @@ func TestWebhooks(t *testing.T) {
 			for _, d := range ds {
 				path := readPathOf(t, d)
 				r := mustSend(t, s, http.MethodGet, path, tokens[app], "")
-				if diff := jsonDiff([]byte(r.body), d.Data); r.status != http.StatusOK || diff != "" {
+				if diff := testkit.JSONDiff([]byte(r.body), d.Data); r.status != http.StatusOK || diff != "" {
 					t.Errorf("app %s, %s: the event's data is not GET %s (%d) (-read +event):\n%s", app, d.Event, path, r.status, diff)
 				}
 			}
@@ -129,7 +131,7 @@ func TestWebhooks(t *testing.T) {
 		s.Command(t, "volunteers", "delete", "1001")
 		mark := len(recv.deliveries())
 		deleted := waitForDeliveries(t, recv, map[string][]string{trackerID: {"volunteer-deleted 1001"}, boardID: {"volunteer-deleted 1001"}}, mark)
-		if diff := jsonDiff(submitted.Data, deleted[trackerID][0].Data); diff != "" {
+		if diff := testkit.JSONDiff(submitted.Data, deleted[trackerID][0].Data); diff != "" {
 			t.Errorf("volunteer-deleted does not carry the record as submitted (-submitted +deleted):\n%s", diff)
 		}
 	})

@@ -14,6 +14,7 @@ import (
 
 	"github.com/eventreg/eventreg/libs/authapi"
 	"github.com/eventreg/eventreg/libs/outbox"
+	"github.com/eventreg/eventreg/libs/testkit"
 )
 
 // Rows returns the events waiting in the outbox, in id order.
@@ -84,8 +85,18 @@ func SamePayload[T any](t testing.TB, r outbox.Row, stored T) {
 	}
 	a, _ := json.Marshal(payload)
 	b, _ := json.Marshal(stored)
-	if string(a) != string(b) {
-		t.Fatalf("payload of %s:\n%s\nas the store reads it:\n%s", r.Resource, a, b)
+	if diff := testkit.JSONDiff(b, a); diff != "" {
+		t.Fatalf("payload of %s is not the object as the store reads it (-store +payload):\n%s", r.Resource, diff)
+	}
+}
+
+// SameAsRead fails t unless data, what an event about resource carries, is
+// byte for byte read, what the read API answers for it; it shows the fields
+// that differ (-read +event).
+func SameAsRead(t testing.TB, resource string, data, read []byte) {
+	t.Helper()
+	if diff := testkit.BytesDiff(read, data); diff != "" {
+		t.Fatalf("the event about %s is not what the read API answers (-read +event):\n%s", resource, diff)
 	}
 }
 

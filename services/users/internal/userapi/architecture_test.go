@@ -10,5 +10,5 @@ import (
 // that users answers or forwards are the routes server.Mount registers, and
 // their handler → business → store chains are in the source.
 func TestArchitectureTable(t *testing.T) {
-	archtable.Check(t, "users", newEnv(t, envOptions{}).routes)
+	archtable.Check(t, "users", newEnv(t, envOptions{}).Routes)
 }
