@@ -32,9 +32,7 @@ func TestAuthorizationCodeFlowInChromium(t *testing.T) {
 		verifier := oauth2.GenerateVerifier()
 		var consentText string
 		run(t, ctx,
-			chromedp.Navigate(badge.AuthCodeURL("state-1", oauth2.S256ChallengeOption(verifier))),
-			signIn(authAlice, authAlicePass),
-			consentPage(),
+			toConsent(badge.AuthCodeURL("state-1", oauth2.S256ChallengeOption(verifier)), authAlice, authAlicePass),
 			chromedp.Text(`main`, &consentText, chromedp.ByQuery),
 		)
 		for _, want := range []string{"Con Badge Printer", "Prints badges for you", "See your email address", "Authorize", "Deny"} {

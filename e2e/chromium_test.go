@@ -66,6 +66,12 @@ func signIn(user, password string) chromedp.Tasks {
 	}
 }
 
+// toConsent opens authURL, an app's authorization request, and signs user
+// in: the browser is on the consent page.
+func toConsent(authURL, user, password string) chromedp.Tasks {
+	return chromedp.Tasks{chromedp.Navigate(authURL), signIn(user, password), consentPage()}
+}
+
 // consentPage waits for the consent page's Authorize button.
 func consentPage() chromedp.Action { return chromedp.WaitVisible(authorizeButton, chromedp.ByQuery) }
 

@@ -509,9 +509,7 @@ func (c *cluster) browserFlow(t *testing.T) {
 	verifier := oauth2.GenerateVerifier()
 	start := time.Now()
 	run(t, ctx,
-		chromedp.Navigate(badge.AuthCodeURL("cluster-1", oauth2.S256ChallengeOption(verifier))),
-		signIn(authAlice, authAlicePass),
-		consentPage(),
+		toConsent(badge.AuthCodeURL("cluster-1", oauth2.S256ChallengeOption(verifier)), authAlice, authAlicePass),
 		authorizeApp())
 	q := cb.wait(t)
 	if q.Get("state") != "cluster-1" || q.Get("code") == "" {

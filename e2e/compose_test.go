@@ -212,9 +212,7 @@ func (c *composeStack) oboFlow(t *testing.T) {
 	verifier := oauth2.GenerateVerifier()
 	var landed string
 	run(t, ctx,
-		chromedp.Navigate(app.AuthCodeURL("compose-state", oauth2.S256ChallengeOption(verifier))),
-		signIn(authAlice, authAlicePass),
-		consentPage(),
+		toConsent(app.AuthCodeURL("compose-state", oauth2.S256ChallengeOption(verifier)), authAlice, authAlicePass),
 		chromedp.Location(&landed),
 		authorizeApp(),
 	)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/eventreg/eventreg/e2e/stack"
+	"github.com/eventreg/eventreg/libs/resourcetest"
 )
 
 // demoFixture is the demo fixture (deploy/fixtures/demo.json) as a document
@@ -29,21 +30,6 @@ func demoFixture(t testing.TB) map[string]any {
 	return doc
 }
 
-// writeFixture writes doc to fixture.json in t's temporary directory and
-// returns its path.
-func writeFixture(t testing.TB, doc map[string]any) string {
-	t.Helper()
-	b, err := json.Marshal(doc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "fixture.json")
-	if err := os.WriteFile(path, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
 // importFixture writes a fixture document with sections and runs
 // `<service> import` on it.
 func importFixture(t testing.TB, s *stack.Stack, service string, sections map[string]any) {
@@ -52,7 +38,7 @@ func importFixture(t testing.TB, s *stack.Stack, service string, sections map[st
 	for k, v := range sections {
 		doc[k] = v
 	}
-	s.Command(t, service, "import", writeFixture(t, doc))
+	s.Command(t, service, "import", resourcetest.WriteFixtureJSON(t, doc))
 }
 
 // volunteerRecord is a fixture volunteer with departments (id, states) and

@@ -12,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/chromedp"
-
 	"github.com/eventreg/eventreg/e2e/stack"
 )
 
@@ -106,11 +104,7 @@ func TestOIDCRelyingPartyOpenIDClientNode(t *testing.T) {
 	}
 	var start struct{ AuthorizationURL string }
 	next(&start)
-	run(t, ctx,
-		chromedp.Navigate(start.AuthorizationURL),
-		signIn(authAlice, authAlicePass),
-		consentPage(),
-		authorizeApp())
+	run(t, ctx, toConsent(start.AuthorizationURL, authAlice, authAlicePass), authorizeApp())
 	q := cb.wait(t)
 	if _, err := io.WriteString(stdin, authRedirectURI+"?"+q.Encode()+"\n"); err != nil {
 		t.Fatal(err)

@@ -37,9 +37,7 @@ func TestOIDCRelyingPartyGoOIDC(t *testing.T) {
 
 	var consentText string
 	run(t, ctx,
-		chromedp.Navigate(cfg.AuthCodeURL("oidc-state", oauth2.S256ChallengeOption(pkce), oidc.Nonce(nonce))),
-		signIn(authAlice, authAlicePass),
-		consentPage(),
+		toConsent(cfg.AuthCodeURL("oidc-state", oauth2.S256ChallengeOption(pkce), oidc.Nonce(nonce)), authAlice, authAlicePass),
 		chromedp.Text(`main`, &consentText, chromedp.ByQuery),
 	)
 	t.Run("the consent page says in words what signing in gives the app", func(t *testing.T) {

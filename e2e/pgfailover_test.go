@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/eventreg/eventreg/e2e/stack"
+	"github.com/eventreg/eventreg/libs/resourcetest"
 	"github.com/eventreg/eventreg/libs/testkit"
 )
 
@@ -317,5 +318,5 @@ func failoverFixture(t *testing.T) string {
 		roles = append(roles, map[string]any{"id": id, "name": fmt.Sprintf("failover-%d", id), "permissions": []string{"con:read"}})
 	}
 	doc["roles"] = roles
-	return writeFixture(t, doc)
+	return resourcetest.WriteFixtureJSON(t, doc)
 }

@@ -29,8 +29,7 @@ func TestTicketScopesInConsent(t *testing.T) {
 	authorize := func(t *testing.T, user, password, state string, inspect ...chromedp.Action) *oauth2.Token {
 		t.Helper()
 		verifier := oauth2.GenerateVerifier()
-		actions := []chromedp.Action{chromedp.Navigate(app.AuthCodeURL(state, oauth2.S256ChallengeOption(verifier))),
-			signIn(user, password), consentPage()}
+		actions := []chromedp.Action{toConsent(app.AuthCodeURL(state, oauth2.S256ChallengeOption(verifier)), user, password)}
 		actions = append(actions, inspect...)
 		actions = append(actions, authorizeApp(), signOut(gw))
 		run(t, ctx, actions...)

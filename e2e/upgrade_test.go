@@ -21,6 +21,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/eventreg/eventreg/e2e/stack"
+	"github.com/eventreg/eventreg/libs/testkit"
 )
 
 // TestUpgradeWithoutOutage plays the upgrade of docs/deployment.md ("Upgrade")
@@ -184,8 +185,9 @@ func TestUpgradeWithoutOutage(t *testing.T) {
 	}
 	// Same volunteers data after as before (its API takes no writes).
 	for i, r := range reads {
-		if after := mustSend(t, s, r.method, r.path, token, r.body).body; after != before[i] {
-			t.Errorf("%s %s after the upgrade differs:\nbefore %.300s\nafter  %.300s", r.method, r.path, before[i], after)
+		after := mustSend(t, s, r.method, r.path, token, r.body).body
+		if diff := testkit.BytesDiff([]byte(before[i]), []byte(after)); diff != "" {
+			t.Errorf("%s %s after the upgrade differs (-before +after):\n%s", r.method, r.path, diff)
 		}
 	}
 }

@@ -294,3 +294,14 @@ func WriteFixture(t testing.TB, doc string) string {
 	}
 	return p
 }
+
+// WriteFixtureJSON is WriteFixture of doc encoded as JSON (a
+// fixture.Document, or a map a test changed).
+func WriteFixtureJSON(t testing.TB, doc any) string {
+	t.Helper()
+	b, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return WriteFixture(t, string(b))
+}
