@@ -75,6 +75,21 @@ func Expect(t testing.TB, pool *pgxpool.Pool, render outbox.RenderFunc, check fu
 	Clear(t, pool)
 }
 
+// RenderedUser renders the one event waiting in the outbox with render and
+// returns its "user" object: how the event shows a user.
+func RenderedUser(t testing.TB, pool *pgxpool.Pool, render outbox.RenderFunc) map[string]any {
+	t.Helper()
+	data, err := render(context.Background(), Rows(t, pool))
+	if err != nil || len(data) != 1 {
+		t.Fatalf("rendering the waiting events: %d, %v", len(data), err)
+	}
+	var got struct{ User map[string]any }
+	if err := json.Unmarshal(data[0], &got); err != nil {
+		t.Fatal(err)
+	}
+	return got.User
+}
+
 // SamePayload fails t unless the payload of r, decoded into a T, encodes as
 // stored does: the event carries the object as the store reads it.
 func SamePayload[T any](t testing.TB, r outbox.Row, stored T) {

@@ -96,16 +96,8 @@ func TestEvents(t *testing.T) {
 		if _, err := e.Store.Import(ctx, regs); err != nil {
 			t.Fatal(err)
 		}
-		data, err := render(ctx, outboxtest.Rows(t, e.Pool))
-		if err != nil || len(data) != 1 {
-			t.Fatal(err)
-		}
-		var got struct{ User map[string]any }
-		if err := json.Unmarshal(data[0], &got); err != nil {
-			t.Fatal(err)
-		}
-		if got.User["id"] != "1099" || got.User["email"] != "" || got.User["preferredName"] != nil {
-			t.Fatalf("user %v", got.User)
+		if user := outboxtest.RenderedUser(t, e.Pool, render); user["id"] != "1099" || user["email"] != "" || user["preferredName"] != nil {
+			t.Fatalf("user %v", user)
 		}
 		e.Users.Add(usersclienttest.User(1099))
 		expect(t, "registration-updated registration:2026:1099")

@@ -104,17 +104,8 @@ func TestEvents(t *testing.T) {
 		if _, err := e.Store.Import(ctx, nil, v); err != nil {
 			t.Fatal(err)
 		}
-		rows := outboxtest.Rows(t, e.Pool)
-		data, err := render(ctx, rows)
-		if err != nil || len(data) != 1 {
-			t.Fatal(err)
-		}
-		var got struct{ User map[string]any }
-		if err := json.Unmarshal(data[0], &got); err != nil {
-			t.Fatal(err)
-		}
-		if got.User["id"] != "1099" || got.User["username"] != "" || got.User["phone"] != nil {
-			t.Fatalf("user %v", got.User)
+		if user := outboxtest.RenderedUser(t, e.Pool, render); user["id"] != "1099" || user["username"] != "" || user["phone"] != nil {
+			t.Fatalf("user %v", user)
 		}
 		e.Users.Add(usersclienttest.User(1099))
 		expect(t, "volunteer-submitted volunteer:2026:1099")
