@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gin-gonic/gin"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/eventreg/eventreg/libs/cursor"
@@ -69,6 +70,20 @@ func FuzzSearchBody(f *testing.F, h http.Handler, path string, seeds []string, a
 		}
 	})
 }
+
+// Router is a gin engine in test mode with the routes register adds: the
+// public ones on it, the internal ones on an engine of their own.
+func (o Offline) Router(register func(public, internal gin.IRouter)) http.Handler {
+	gin.SetMode(gin.TestMode)
+	r := gin.New()
+	register(r, gin.New())
+	return r
+}
+
+// UserIDSearchSeeds are seed bodies of a search filtered by user ids, the
+// common ones included.
+var UserIDSearchSeeds = append([]string{`{"filter": {"userIds": ["1003", 1001]}}`, `{"filter": {"userIds": "1' OR '1'='1"}}`,
+	`{"filter": {"userIds": [1.5]}}`, "{\"filter\": {\"userIds\": [\"\xff\"]}}"}, CommonSearchSeeds...)
 
 // CommonSearchSeeds are seed bodies every search endpoint is fuzzed with.
 var CommonSearchSeeds = []string{``, `{}`, `{"limit": 5}`, `{"limit": "5"}`, `{"limit": 1e309}`, `{"limit": -1}`,

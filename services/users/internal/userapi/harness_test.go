@@ -120,6 +120,12 @@ func newVolunteers(t *testing.T) *volunteers {
 	return v
 }
 
+// rolesOf is the role list of user id, as an app with user:read reads it.
+func (e *env) rolesOf(t *testing.T, id string) string {
+	t.Helper()
+	return string(e.Call(t, "GET", "/api/v0/users/"+id+"/roles", e.Tokens.Service(t, "user:read"), "").Body)
+}
+
 // getConcurrently sends rounds GETs of each of paths, all at once, with
 // token; it returns the answers by path and how many database connections
 // the service took for them (one per query).

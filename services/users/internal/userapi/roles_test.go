@@ -126,18 +126,13 @@ func TestUserRoles(t *testing.T) {
 func TestGrantAndRevoke(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	up := e.Tokens.Service(t, "user:roles:update")
-	read := e.Tokens.Service(t, "user:read")
-	rolesOf := func(t *testing.T, id string) string {
-		t.Helper()
-		return string(e.Call(t, "GET", "/api/v0/users/"+id+"/roles", read, "").Body)
-	}
 	t.Run("PUT gives the role: 204 with no body", func(t *testing.T) {
 		r := e.Call(t, "PUT", "/api/v0/users/1002/roles/2", up, `{"scope": "convention"}`)
 		r.Expect(t, 204)
 		if len(r.Body) != 0 {
 			t.Fatalf("body %q", r.Body)
 		}
-		if got := rolesOf(t, "1002"); !strings.Contains(got, `{"id":"2","name":"staff","scope":"convention"}`) {
+		if got := e.rolesOf(t, "1002"); !strings.Contains(got, `{"id":"2","name":"staff","scope":"convention"}`) {
 			t.Fatalf("%s", got)
 		}
 	})
@@ -174,9 +169,9 @@ func TestGrantAndRevoke(t *testing.T) {
 		{"a non-numeric role id", "/api/v0/users/1003/roles/admin", `{"scope": "global"}`},
 	} {
 		t.Run("400 for "+tc.name+" and nothing changes", func(t *testing.T) {
-			before := rolesOf(t, "1003")
+			before := e.rolesOf(t, "1003")
 			e.Call(t, "PUT", tc.path, up, tc.body).ExpectError(t, 400, "validation", "")
-			if after := rolesOf(t, "1003"); after != before {
+			if after := e.rolesOf(t, "1003"); after != before {
 				t.Fatalf("changed: %s → %s", before, after)
 			}
 		})
@@ -184,14 +179,14 @@ func TestGrantAndRevoke(t *testing.T) {
 	t.Run("DELETE removes it: 204, then 404 (already removed)", func(t *testing.T) {
 		r := e.Call(t, "DELETE", "/api/v0/users/1002/roles/2", up, "")
 		r.Expect(t, 204)
-		if got := rolesOf(t, "1002"); strings.Contains(got, `"staff"`) {
+		if got := e.rolesOf(t, "1002"); strings.Contains(got, `"staff"`) {
 			t.Fatalf("%s", got)
 		}
 		e.Call(t, "DELETE", "/api/v0/users/1002/roles/2", up, "").ExpectError(t, 404, "resource", "The user does not have this role.")
 	})
 	t.Run("DELETE removes a global membership too", func(t *testing.T) {
 		e.Call(t, "DELETE", "/api/v0/users/1003/roles/4", up, "").Expect(t, 204)
-		if got := rolesOf(t, "1003"); strings.Contains(got, `"user"`) {
+		if got := e.rolesOf(t, "1003"); strings.Contains(got, `"user"`) {
 			t.Fatalf("%s", got)
 		}
 	})
@@ -207,18 +202,13 @@ func TestGrantAndRevoke(t *testing.T) {
 func TestAppsGrantOnlyGrantableRoles(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	up := e.Tokens.Service(t, "user:roles:update")
-	read := e.Tokens.Service(t, "user:read")
-	rolesOf := func(t *testing.T, id string) string {
-		t.Helper()
-		return string(e.Call(t, "GET", "/api/v0/users/"+id+"/roles", read, "").Body)
-	}
 	const refusal = "Apps may not grant or remove this role: it carries sensitive permissions and an operator has not marked it grantable."
 	t.Run("granting an unmarked role with sensitive permissions is 403 access, in either scope, and changes nothing", func(t *testing.T) {
-		before := rolesOf(t, "1002")
+		before := e.rolesOf(t, "1002")
 		for _, scope := range []string{"global", "convention"} {
 			e.Call(t, "PUT", "/api/v0/users/1002/roles/1", up, `{"scope": "`+scope+`"}`).ExpectError(t, 403, "access", refusal)
 		}
-		if after := rolesOf(t, "1002"); after != before {
+		if after := e.rolesOf(t, "1002"); after != before {
 			t.Fatalf("changed: %s → %s", before, after)
 		}
 		if r := e.CallInternal(t, "GET", "/internal/users/1002/permissions", ""); strings.Contains(string(r.Body), "user:roles:update") {
@@ -228,7 +218,7 @@ func TestAppsGrantOnlyGrantableRoles(t *testing.T) {
 	t.Run("removing it is refused alike, held or not", func(t *testing.T) {
 		e.Call(t, "DELETE", "/api/v0/users/1001/roles/1", up, "").ExpectError(t, 403, "access", refusal)
 		e.Call(t, "DELETE", "/api/v0/users/1002/roles/1", up, "").ExpectError(t, 403, "access", refusal)
-		if got := rolesOf(t, "1001"); !strings.Contains(got, `"admin"`) {
+		if got := e.rolesOf(t, "1001"); !strings.Contains(got, `"admin"`) {
 			t.Fatalf("alice lost admin: %s", got)
 		}
 	})
