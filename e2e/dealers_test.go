@@ -12,10 +12,11 @@ import (
 	"github.com/eventreg/eventreg/libs/testkit"
 )
 
-// TestDealersThroughTheGateway drives the dealers service through the gateway with the real
-// auth and users services and the demo fixture: a real client-credentials
-// token pages through every demo dealer, and an operator's status change
-// reaches the app's webhook rendered as the search renders the dealer.
+// TestDealersThroughTheGateway drives the dealers service through the
+// gateway with the real auth and users services and the demo fixture: a real
+// client-credentials token pages through every demo dealer, and an operator's
+// status change reaches the app's webhook rendered as the search renders the
+// dealer.
 func TestDealersThroughTheGateway(t *testing.T) {
 	s := startWithWebhooks(t, nil)
 	desk := serviceToken(t, s, dealerDeskID, dealerDeskSecret, "vendor:read", "webhook:manage")

@@ -22,7 +22,8 @@ func TestPasswordChangeSignsTheUserOutEverywhere(t *testing.T) {
 	gw := s.GatewayURL
 	ctx := context.Background()
 	badge := authApp(gw, authBadgeID, authBadgeSecret, "pii:basic")
-	// Asked with a session that still counts, auth answers without the login page.
+	// authURL is the app's authorization request: auth answers it without
+	// the login page while the browser's session still counts.
 	authURL := badge.AuthCodeURL("s", oauth2.S256ChallengeOption(oauth2.GenerateVerifier()))
 
 	// signedIn gives user a browser session and the badge app a refresh and

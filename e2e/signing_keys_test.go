@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +16,16 @@ import (
 	"github.com/eventreg/eventreg/libs/testkit"
 	"github.com/eventreg/eventreg/libs/tokenauth"
 )
+
+// kidOf is the id of the key that signed token.
+func kidOf(t testing.TB, token string) string {
+	t.Helper()
+	msg, err := jws.ParseString(token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return msg.Signatures()[0].ProtectedHeaders().KeyID()
+}
 
 // TestRevokedSigningKeyIsRefusedByTheResourceServices runs the emergency key
 // revocation end to end: after `auth keys revoke KID` every resource service
@@ -33,14 +42,6 @@ func TestRevokedSigningKeyIsRefusedByTheResourceServices(t *testing.T) {
 	// One route per resource service: users itself, and the two it forwards
 	// to their owners, which check the token with validators of their own.
 	paths := []string{"/api/v0/users/1001", "/api/v0/users/1003/volunteer", "/api/v0/users/1003/registration"}
-	kidOf := func(t *testing.T, token string) string {
-		t.Helper()
-		msg, err := jws.ParseString(token)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return msg.Signatures()[0].ProtectedHeaders().KeyID()
-	}
 	// refused reports which of paths answer tok with 401.
 	refused := func(t *testing.T, token string) map[string]bool {
 		t.Helper()
@@ -125,9 +126,8 @@ func TestAuthKeyRotationUnderTraffic(t *testing.T) {
 	var mu sync.Mutex
 	var tokens []issued
 	var failures []string
-	// Four workers, 80 ms apart each: below the resource services'
-	// per-client rate limit (100/s).
-	load := startWorkers(80*time.Millisecond, time.Time{}, slices.Repeat([]func(int) bool{func(int) bool {
+	// issueAndUse gets a token and reads a user with it.
+	issueAndUse := func(int) bool {
 		tok, err := clientCredentials(gw, trackerID, trackerSecret, oauth2.AuthStyleInHeader, "user:read").Token(context.Background())
 		if err != nil {
 			mu.Lock()
@@ -136,7 +136,6 @@ func TestAuthKeyRotationUnderTraffic(t *testing.T) {
 			return true
 		}
 		r, err := send(s, http.MethodGet, "/api/v0/users/1001", tok.AccessToken, "")
-		msg, _ := jws.ParseString(tok.AccessToken)
 		mu.Lock()
 		defer mu.Unlock()
 		if err != nil {
@@ -144,9 +143,12 @@ func TestAuthKeyRotationUnderTraffic(t *testing.T) {
 		} else if r.status != 200 {
 			failures = append(failures, fmt.Sprintf("%d %s", r.status, r.body))
 		}
-		tokens = append(tokens, issued{tok.AccessToken, msg.Signatures()[0].ProtectedHeaders().KeyID()})
+		tokens = append(tokens, issued{tok.AccessToken, kidOf(t, tok.AccessToken)})
 		return true
-	}}, 4)...)
+	}
+	// Four workers, 80 ms apart each: below the resource services'
+	// per-client rate limit (100/s).
+	load := startWorkers(80*time.Millisecond, time.Time{}, issueAndUse, issueAndUse, issueAndUse, issueAndUse)
 	defer load.stop()
 	kids := func() map[string]int {
 		mu.Lock()

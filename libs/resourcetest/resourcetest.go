@@ -41,12 +41,18 @@ func NewPool(t testing.TB, set migrations.Set) (string, *pgxpool.Pool) {
 	if err := set.Up(dsn); err != nil {
 		t.Fatal(err)
 	}
+	return dsn, openPool(t, dsn)
+}
+
+// openPool opens a pool on dsn, closed when t ends.
+func openPool(t testing.TB, dsn string) *pgxpool.Pool {
+	t.Helper()
 	pool, err := pgdb.Open(context.Background(), dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(pool.Close)
-	return dsn, pool
+	return pool
 }
 
 // Options configure Start. Zero values take the defaults.
@@ -104,10 +110,11 @@ type Env struct {
 	service string
 }
 
-// Start migrates a fresh database with set and runs the service on it the
-// way serve does: service.StartLogging, then mount (the service's
-// server.Mount, given its configuration built from Config), then the
-// listeners, until t ends. It skips the test under -short.
+// Start migrates a fresh database with set (or takes o.DatabaseURL) and runs
+// the service on it the way serve does: service.StartLogging, then mount
+// (the service's server.Mount, given its configuration built from Config),
+// then the listeners, until t ends. On a fresh database it skips the test
+// under -short.
 func Start(t testing.TB, set migrations.Set, o Options, mount func(context.Context, Config, *service.Runtime) error) *Env {
 	t.Helper()
 	if o.UsersTimeout == 0 {
@@ -116,15 +123,12 @@ func Start(t testing.TB, set migrations.Set, o Options, mount func(context.Conte
 	if o.BodyLimit == 0 {
 		o.BodyLimit = 64 << 10
 	}
-	dsn, pool := o.DatabaseURL, (*pgxpool.Pool)(nil)
+	var pool *pgxpool.Pool
+	dsn := o.DatabaseURL
 	if dsn == "" {
 		dsn, pool = NewPool(t, set)
 	} else {
-		var err error
-		if pool, err = pgdb.Open(context.Background(), dsn); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(pool.Close)
+		pool = openPool(t, dsn)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
