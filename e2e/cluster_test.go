@@ -445,49 +445,18 @@ func (c *cluster) importDemo(t *testing.T) {
 
 // --- 5. the public routes
 
-type clusterReply struct {
-	status int
-	body   string
-}
-
-func (c *cluster) send(base, method, path, token, body string) (clusterReply, error) {
-	var rd io.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	req, err := http.NewRequest(method, base+path, rd)
+func (c *cluster) send(base, method, path, token, body string) (reply, error) {
+	req, err := newRequest(base, method, path, token, body)
 	if err != nil {
-		return clusterReply{}, err
+		return reply{}, err
 	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	return c.do(req)
+	return do(c.hc, req)
 }
 
 // tokenGrant asks for a client-credentials token of the demo service client.
-func (c *cluster) tokenGrant(base string) (clusterReply, error) {
-	req, err := http.NewRequest("POST", base+"/api/oauth/token",
-		strings.NewReader(url.Values{"grant_type": {"client_credentials"}, "scope": {"volunteer:read"}}.Encode()))
-	if err != nil {
-		return clusterReply{}, err
-	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.SetBasicAuth(trackerID, trackerSecret)
-	return c.do(req)
-}
-
-func (c *cluster) do(req *http.Request) (clusterReply, error) {
-	resp, err := c.hc.Do(req)
-	if err != nil {
-		return clusterReply{}, err
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	return clusterReply{resp.StatusCode, string(b)}, nil
+func (c *cluster) tokenGrant(base string) (reply, error) {
+	return do(c.hc, newFormRequest(base, "/api/oauth/token", trackerID, trackerSecret,
+		url.Values{"grant_type": {"client_credentials"}, "scope": {"volunteer:read"}}))
 }
 
 func (c *cluster) routeChecks(t *testing.T, base string) {
@@ -540,11 +509,8 @@ func (c *cluster) browserFlow(t *testing.T) {
 	verifier := oauth2.GenerateVerifier()
 	start := time.Now()
 	run(t, ctx,
-		chromedp.Navigate(badge.AuthCodeURL("cluster-1", oauth2.S256ChallengeOption(verifier))),
-		signIn(authAlice, authAlicePass),
-		chromedp.WaitVisible(`button[value=authorize]`, chromedp.ByQuery),
-		chromedp.Click(`button[value=authorize]`, chromedp.ByQuery),
-		chromedp.WaitVisible(`#app-callback`, chromedp.ByQuery))
+		toConsent(badge.AuthCodeURL("cluster-1", oauth2.S256ChallengeOption(verifier)), authAlice, authAlicePass),
+		authorizeApp())
 	q := cb.wait(t)
 	if q.Get("state") != "cluster-1" || q.Get("code") == "" {
 		t.Fatalf("callback %v", q)
@@ -703,7 +669,7 @@ func (c *cluster) startLoad(t *testing.T, limit time.Duration, writes *clusterRo
 			default:
 			}
 			q := next(i)
-			var r clusterReply
+			var r reply
 			var err error
 			if q.path == "/api/oauth/token" {
 				r, err = c.tokenGrant(c.ingressURL)

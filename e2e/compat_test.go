@@ -3,7 +3,6 @@ package e2e
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -22,75 +21,56 @@ func TestCompatibility(t *testing.T) {
 	gw := s.GatewayURL
 	c := &http.Client{Timeout: 5 * time.Second}
 
-	call := func(t *testing.T, method, path, token, contentType string, body string) (int, []byte) {
+	// call sends a request as such a program does (a JSON body when body is not empty).
+	call := func(t *testing.T, method, path, token, body string) (int, []byte) {
 		t.Helper()
-		var r io.Reader
-		if body != "" {
-			r = strings.NewReader(body)
-		}
-		req, _ := http.NewRequest(method, gw+path, r)
-		if token != "" {
-			req.Header.Set("Authorization", "Bearer "+token)
-		}
-		if contentType != "" {
-			req.Header.Set("Content-Type", contentType)
-		}
-		resp, err := c.Do(req)
-		if err != nil {
-			t.Fatalf("%s %s: %v", method, path, err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, b
-	}
-	token := func(t *testing.T, form url.Values, basic bool) map[string]any {
-		t.Helper()
-		req, _ := http.NewRequest("POST", gw+"/api/oauth/token", strings.NewReader(form.Encode()))
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		if basic {
-			req.SetBasicAuth(trackerID, trackerSecret)
-		}
-		resp, err := c.Do(req)
+		req, err := newRequest(gw, method, path, token, body)
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer resp.Body.Close()
+		r := mustDo(t, c, req)
+		return r.status, []byte(r.body)
+	}
+	// token asks for a token with form, the app's credentials in HTTP
+	// Basic, and returns the JSON answer.
+	token := func(t *testing.T, form url.Values) map[string]any {
+		t.Helper()
+		r := mustDo(t, c, newFormRequest(gw, "/api/oauth/token", trackerID, trackerSecret, form))
 		var out map[string]any
-		b, _ := io.ReadAll(resp.Body)
-		if resp.StatusCode != 200 || json.Unmarshal(b, &out) != nil {
-			t.Fatalf("token: %d %s", resp.StatusCode, b)
+		if r.status != 200 || json.Unmarshal([]byte(r.body), &out) != nil {
+			t.Fatalf("token: %d %s", r.status, r.body)
 		}
-		if !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
-			t.Fatalf("token Content-Type %q", resp.Header.Get("Content-Type"))
+		if !strings.HasPrefix(r.header.Get("Content-Type"), "application/json") {
+			t.Fatalf("token Content-Type %q", r.header.Get("Content-Type"))
 		}
 		return out
 	}
 	allScopes := url.Values{"grant_type": {"client_credentials"}, "scope": {"user:read user:roles:update volunteer:read registration:read"}}
-	tok := token(t, allScopes, true)["access_token"].(string)
+	tok := token(t, allScopes)["access_token"].(string)
 
 	t.Run("GET / answers before any token", func(t *testing.T) {
-		if status, _ := call(t, "GET", "/", "", "", ""); status != 200 {
+		if status, _ := call(t, "GET", "/", "", ""); status != 200 {
 			t.Fatalf("status %d", status)
 		}
 	})
 
 	t.Run("401 then token then retry", func(t *testing.T) {
-		status, body := call(t, "POST", "/api/v0/volunteers/search", "", "application/json", "{}")
+		status, body := call(t, "POST", "/api/v0/volunteers/search", "", "{}")
 		if status != 401 || !bytes.Contains(body, []byte("Invalid token.")) {
 			t.Fatalf("without a token: %d %s", status, body)
 		}
-		status, body = call(t, "POST", "/api/v0/volunteers/search", "stale-or-garbage", "application/json", "{}")
+		status, body = call(t, "POST", "/api/v0/volunteers/search", "stale-or-garbage", "{}")
 		if status != 401 || !bytes.Contains(body, []byte("Invalid token.")) {
 			t.Fatalf("with a bad token: %d %s", status, body)
 		}
-		fresh := token(t, url.Values{"grant_type": {"client_credentials"}, "scope": {"volunteer:read"}}, true)["access_token"].(string)
-		if status, body := call(t, "POST", "/api/v0/volunteers/search", fresh, "application/json", "{}"); status != 200 {
+		fresh := token(t, url.Values{"grant_type": {"client_credentials"}, "scope": {"volunteer:read"}})["access_token"].(string)
+		if status, body := call(t, "POST", "/api/v0/volunteers/search", fresh, "{}"); status != 200 {
 			t.Fatalf("retry: %d %s", status, body)
 		}
 	})
 
 	t.Run("repeated scope fields mean all of them", func(t *testing.T) {
-		out := token(t, url.Values{"grant_type": {"client_credentials"}, "scope": {"user:read", "registration:read"}}, true)
+		out := token(t, url.Values{"grant_type": {"client_credentials"}, "scope": {"user:read", "registration:read"}})
 		got := strings.Fields(out["scope"].(string))
 		if len(got) != 2 || !strings.Contains(out["scope"].(string), "user:read") || !strings.Contains(out["scope"].(string), "registration:read") {
 			t.Fatalf("scope %q", out["scope"])
@@ -98,32 +78,17 @@ func TestCompatibility(t *testing.T) {
 	})
 
 	t.Run("Basic-only client authentication and a JSON body", func(t *testing.T) {
-		req, _ := http.NewRequest("POST", gw+"/api/oauth/token", strings.NewReader(`{"grant_type":"client_credentials","scope":"user:read"}`))
-		req.Header.Set("Content-Type", "application/json")
+		req, _ := newRequest(gw, "POST", "/api/oauth/token", "", `{"grant_type":"client_credentials","scope":"user:read"}`)
 		req.SetBasicAuth(trackerID, trackerSecret)
-		resp, err := c.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != 200 || !bytes.Contains(b, []byte(`"access_token"`)) || !bytes.Contains(b, []byte(`"token_type":"Bearer"`)) {
-			t.Fatalf("%d %s", resp.StatusCode, b)
+		if r := mustDo(t, c, req); r.status != 200 || !strings.Contains(r.body, `"access_token"`) || !strings.Contains(r.body, `"token_type":"Bearer"`) {
+			t.Fatalf("%d %s", r.status, r.body)
 		}
 	})
 
 	t.Run("token errors are JSON too", func(t *testing.T) {
-		req, _ := http.NewRequest("POST", gw+"/api/oauth/token", strings.NewReader("grant_type=password"))
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		req.SetBasicAuth(trackerID, trackerSecret)
-		resp, err := c.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != 400 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") || !bytes.Contains(b, []byte("unsupported_grant_type")) {
-			t.Fatalf("%d %s %s", resp.StatusCode, resp.Header.Get("Content-Type"), b)
+		r := mustDo(t, c, newFormRequest(gw, "/api/oauth/token", trackerID, trackerSecret, url.Values{"grant_type": {"password"}}))
+		if r.status != 400 || !strings.HasPrefix(r.header.Get("Content-Type"), "application/json") || !strings.Contains(r.body, "unsupported_grant_type") {
+			t.Fatalf("%d %s %s", r.status, r.header.Get("Content-Type"), r.body)
 		}
 	})
 
@@ -149,7 +114,7 @@ func TestCompatibility(t *testing.T) {
 
 	getPage := func(t *testing.T, method, path, body string) pageResp {
 		t.Helper()
-		status, b := tokCall(t, call, method, path, tok, body)
+		status, b := call(t, method, path, tok, body)
 		return decodePage(t, status, b)
 	}
 
@@ -203,7 +168,7 @@ func TestCompatibility(t *testing.T) {
 	})
 
 	t.Run("404 on an unknown user means no such user", func(t *testing.T) {
-		if status, body := tokCall(t, call, "GET", "/api/v0/users/424242", tok, ""); status != 404 {
+		if status, body := call(t, "GET", "/api/v0/users/424242", tok, ""); status != 404 {
 			t.Fatalf("%d %s", status, body)
 		}
 	})
@@ -220,18 +185,18 @@ func TestCompatibility(t *testing.T) {
 			{"DELETE", "", 404},
 		}
 		for _, st := range steps {
-			if status, body := tokCall(t, call, st.method, path, tok, st.body); status != st.status {
+			if status, body := call(t, st.method, path, tok, st.body); status != st.status {
 				t.Fatalf("%s: %d %s, want %d", st.method, status, body, st.status)
 			}
 		}
-		status, body := tokCall(t, call, "GET", "/api/v0/users/1002/roles", tok, "")
+		status, body := call(t, "GET", "/api/v0/users/1002/roles", tok, "")
 		if status != 200 || bytes.Contains(body, []byte(`"agreement-signed"`)) {
 			t.Fatalf("roles after revoke: %d %s", status, body)
 		}
 	})
 
 	t.Run("registration order number and integer productId", func(t *testing.T) {
-		status, body := tokCall(t, call, "GET", "/api/v0/users/1001/registration", tok, "")
+		status, body := call(t, "GET", "/api/v0/users/1001/registration", tok, "")
 		if status != 200 {
 			t.Fatalf("%d %s", status, body)
 		}
@@ -269,7 +234,7 @@ func TestCompatibility(t *testing.T) {
 	})
 
 	t.Run("volunteer fields programs read", func(t *testing.T) {
-		status, body := tokCall(t, call, "GET", "/api/v0/users/1003/volunteer", tok, "")
+		status, body := call(t, "GET", "/api/v0/users/1003/volunteer", tok, "")
 		if status != 200 {
 			t.Fatalf("%d %s", status, body)
 		}
@@ -287,18 +252,9 @@ func TestCompatibility(t *testing.T) {
 		if len(v.Departments) == 0 || v.Departments[0]["states"] == nil || len(v.ContactMethods) == 0 || v.ContactMethods[0]["isPrimary"] == nil {
 			t.Fatalf("volunteer %s", body)
 		}
-		status, body = tokCall(t, call, "GET", "/api/v0/volunteers/departments", tok, "")
+		status, body = call(t, "GET", "/api/v0/volunteers/departments", tok, "")
 		if status != 200 || !bytes.HasPrefix(bytes.TrimSpace(body), []byte("[")) {
 			t.Fatalf("departments are not a bare array: %d %s", status, body)
 		}
 	})
-}
-
-func tokCall(t *testing.T, call func(*testing.T, string, string, string, string, string) (int, []byte), method, path, tok, body string) (int, []byte) {
-	t.Helper()
-	ct := ""
-	if body != "" {
-		ct = "application/json"
-	}
-	return call(t, method, path, tok, ct, body)
 }

@@ -6,7 +6,6 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -128,9 +127,9 @@ func TestCompose(t *testing.T) {
 			if err != nil {
 				t.Fatalf("client credentials: %v", err)
 			}
-			status, _, body := apiGet(t, gw.client, gw.url, "/api/v0/users/1001", tok.AccessToken)
-			if status != http.StatusOK || !strings.Contains(string(body), `"id"`) {
-				t.Fatalf("GET /api/v0/users/1001: %d %s", status, body)
+			req, _ := newRequest(gw.url, http.MethodGet, "/api/v0/users/1001", tok.AccessToken, "")
+			if r := mustDo(t, gw.client, req); r.status != http.StatusOK || !strings.Contains(r.body, `"id"`) {
+				t.Fatalf("GET /api/v0/users/1001: %d %s", r.status, r.body)
 			}
 		})
 	}
@@ -213,12 +212,9 @@ func (c *composeStack) oboFlow(t *testing.T) {
 	verifier := oauth2.GenerateVerifier()
 	var landed string
 	run(t, ctx,
-		chromedp.Navigate(app.AuthCodeURL("compose-state", oauth2.S256ChallengeOption(verifier))),
-		signIn(authAlice, authAlicePass),
-		chromedp.WaitVisible(`button[value=authorize]`, chromedp.ByQuery),
+		toConsent(app.AuthCodeURL("compose-state", oauth2.S256ChallengeOption(verifier)), authAlice, authAlicePass),
 		chromedp.Location(&landed),
-		chromedp.Click(`button[value=authorize]`, chromedp.ByQuery),
-		chromedp.WaitVisible(`#app-callback`, chromedp.ByQuery),
+		authorizeApp(),
 	)
 	if !strings.HasPrefix(landed, c.httpsURL+"/oauth/") {
 		t.Errorf("the consent page is at %s, want the HTTPS origin %s", landed, c.httpsURL)
@@ -231,11 +227,12 @@ func (c *composeStack) oboFlow(t *testing.T) {
 	if err != nil {
 		t.Fatalf("exchange: %v", err)
 	}
-	status, _, body := apiGet(t, c.https, c.httpsURL, "/api/users/current", tok.AccessToken)
+	req, _ := newRequest(c.httpsURL, http.MethodGet, "/api/users/current", tok.AccessToken, "")
+	r := mustDo(t, c.https, req)
 	var me map[string]any
-	_ = json.Unmarshal(body, &me)
-	if status != http.StatusOK || me["username"] != "alice" {
-		t.Fatalf("GET /api/users/current: %d %s", status, body)
+	_ = json.Unmarshal([]byte(r.body), &me)
+	if r.status != http.StatusOK || me["username"] != "alice" {
+		t.Fatalf("GET /api/users/current: %d %s", r.status, r.body)
 	}
 }
 
@@ -269,16 +266,9 @@ func (c *composeStack) webhook(t *testing.T) string {
 		t.Fatalf("token: %v", err)
 	}
 	send := func(method, path, body string) (int, string) {
-		req, _ := http.NewRequest(method, c.httpURL+path, strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+tok.AccessToken)
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := hc.Do(req)
-		if err != nil {
-			t.Fatalf("%s %s: %v", method, path, err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
+		req, _ := newRequest(c.httpURL, method, path, tok.AccessToken, body)
+		r := mustDo(t, hc, req)
+		return r.status, r.body
 	}
 	target := fmt.Sprintf("http://%s:8080/hooks/%s", name, trackerID)
 	if status, body := send(http.MethodPost, "/api/v0/webhooks", `{"url":"`+target+`","events":["user-updated"]}`); status != http.StatusCreated {
@@ -334,16 +324,10 @@ func (c *composeStack) trace(t *testing.T) {
 		t.Fatal(err)
 	}
 	header, traceID, _ := newTraceparent()
-	req, _ := http.NewRequest(http.MethodGet, c.httpURL+"/api/v0/users/1001", nil)
-	req.Header.Set("Authorization", "Bearer "+tok.AccessToken)
+	req, _ := newRequest(c.httpURL, http.MethodGet, "/api/v0/users/1001", tok.AccessToken, "")
 	req.Header.Set("traceparent", header)
-	resp, err := hc.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET /api/v0/users/1001: %d", resp.StatusCode)
+	if r := mustDo(t, hc, req); r.status != http.StatusOK {
+		t.Fatalf("GET /api/v0/users/1001: %d", r.status)
 	}
 	eventually(t, 60*time.Second, "trace "+traceID+" in Jaeger with users' spans", func() error {
 		resp, err := hc.Get(c.jaegerURL + "/api/traces/" + traceID)

@@ -1,28 +1,13 @@
 package e2e
 
 import (
-	"bufio"
 	"bytes"
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
-
-	jwt "github.com/golang-jwt/jwt/v5"
-
-	"github.com/eventreg/eventreg/e2e/stack"
 )
 
 // TestConCatWebhooks: a subscription in the real API's format is delivered
@@ -33,11 +18,7 @@ import (
 // exp, iss, sub, the signature and int, in that order, and refuse the same
 // token with a changed body.
 func TestConCatWebhooks(t *testing.T) {
-	s := stack.Start(t, stack.Options{Env: map[string]string{
-		"WEBHOOK_ALLOWED_NETWORKS": "127.0.0.1/32",
-		"WEBHOOK_RETRY_BASE":       "100ms",
-		"WEBHOOK_POLL_INTERVAL":    "250ms",
-	}})
+	s := startWithWebhooks(t, nil)
 	waitForEmptyOutboxes(t, s)
 	keyURL := s.GatewayURL + "/api/webhooks/key"
 	goRecv := startConCatReceiver(t, keyURL, s.Issuer)
@@ -45,7 +26,7 @@ func TestConCatWebhooks(t *testing.T) {
 	tok := serviceToken(t, s, trackerID, trackerSecret, "webhook:manage", "user:read")
 
 	t.Run("the key is served through the gateway as one PEM public key, no token needed", func(t *testing.T) {
-		r := mustSend(t, s, http.MethodGet, "/api/webhooks/key", "", "", "")
+		r := mustSend(t, s, http.MethodGet, "/api/webhooks/key", "", "")
 		if r.status != http.StatusOK || !strings.HasPrefix(r.body, "-----BEGIN PUBLIC KEY-----\n") || strings.Count(r.body, "-----BEGIN") != 1 {
 			t.Fatalf("%d %s", r.status, r.body)
 		}
@@ -55,8 +36,7 @@ func TestConCatWebhooks(t *testing.T) {
 		urls = append(urls, nodeRecv.url)
 	}
 	for _, u := range urls {
-		b, _ := json.Marshal(map[string]any{"url": u, "events": []string{"user-updated"}, "format": "concat"})
-		if r := mustSend(t, s, http.MethodPost, "/api/v0/webhooks", tok, "application/json", string(b)); r.status != http.StatusCreated ||
+		if r := postSubscription(t, s, tok, map[string]any{"url": u, "events": []string{"user-updated"}, "format": "concat"}); r.status != http.StatusCreated ||
 			!strings.Contains(r.body, `"format":"concat"`) {
 			t.Fatalf("subscribing %s: %d %s", u, r.status, r.body)
 		}
@@ -126,219 +106,4 @@ func TestConCatWebhooks(t *testing.T) {
 			t.Errorf("the same request unchanged: %d %s", status, body)
 		}
 	})
-}
-
-// conCatReceiver is a webhook endpoint written from the real API's
-// documentation in Go: the PEM of GET /api/webhooks/key, golang-jwt.
-type conCatReceiver struct {
-	srv            *httptest.Server
-	keyURL, issuer string
-
-	mu       sync.Mutex
-	pem      []byte
-	reqs     []conCatRequest
-	problems []string
-}
-
-type conCatRequest struct {
-	token, userAgent string
-	body             []byte
-}
-
-func startConCatReceiver(t *testing.T, keyURL, issuer string) *conCatReceiver {
-	r := &conCatReceiver{keyURL: keyURL, issuer: issuer}
-	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		body, _ := io.ReadAll(io.LimitReader(req.Body, 1<<20))
-		token := strings.TrimPrefix(req.Header.Get("Authorization"), "Bearer ")
-		err := verifyConCatDelivery(token, body, r.key(t), r.URL(), issuer)
-		if err != nil && strings.Contains(err.Error(), "signature") {
-			r.refetch(t) // keys rotate: fetch the key again, once
-			err = verifyConCatDelivery(token, body, r.key(t), r.URL(), issuer)
-		}
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		if err != nil {
-			r.problems = append(r.problems, err.Error())
-			http.Error(w, err.Error(), http.StatusUnauthorized)
-			return
-		}
-		r.reqs = append(r.reqs, conCatRequest{token: token, userAgent: req.Header.Get("User-Agent"), body: body})
-		w.WriteHeader(http.StatusNoContent)
-	}))
-	t.Cleanup(r.srv.Close)
-	return r
-}
-
-func (r *conCatReceiver) URL() string { return r.srv.URL + "/hooks/concat" }
-
-func (r *conCatReceiver) received() ([]conCatRequest, []string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return slices.Clone(r.reqs), slices.Clone(r.problems)
-}
-
-func (r *conCatReceiver) key(t *testing.T) []byte {
-	r.mu.Lock()
-	have := r.pem
-	r.mu.Unlock()
-	if have == nil {
-		r.refetch(t)
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.pem
-}
-
-func (r *conCatReceiver) refetch(t *testing.T) {
-	resp, err := http.Get(r.keyURL)
-	if err != nil {
-		t.Errorf("fetching the webhook key: %v", err)
-		return
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	r.mu.Lock()
-	r.pem = b
-	r.mu.Unlock()
-}
-
-// verifyConCatDelivery checks a delivery in the documentation's order: aud
-// (the webhook's URL), exp, iss, sub, then the signature with the PEM key,
-// then int (base64 of the SHA-256 of the data property as received).
-func verifyConCatDelivery(token string, body, pemKey []byte, url, issuer string) error {
-	var claims jwt.MapClaims
-	if _, _, err := jwt.NewParser().ParseUnverified(token, &claims); err != nil {
-		return fmt.Errorf("not a JWT: %w", err)
-	}
-	if aud, _ := claims.GetAudience(); !slices.Contains(aud, url) {
-		return fmt.Errorf("aud %v is not %s", aud, url)
-	}
-	if exp, _ := claims.GetExpirationTime(); exp == nil || !exp.After(time.Now()) {
-		return errors.New("exp: expired")
-	}
-	if iss, _ := claims.GetIssuer(); iss != issuer {
-		return fmt.Errorf("iss %q", iss)
-	}
-	if sub, _ := claims.GetSubject(); sub != "webhook" {
-		return fmt.Errorf("sub %q", sub)
-	}
-	key, err := jwt.ParseECPublicKeyFromPEM(pemKey)
-	if err != nil {
-		return fmt.Errorf("signature: the key is not a PEM public key: %w", err)
-	}
-	if _, err := jwt.Parse(token, func(*jwt.Token) (any, error) { return key, nil }, jwt.WithValidMethods([]string{"ES256"})); err != nil {
-		return fmt.Errorf("signature: %w", err)
-	}
-	var b struct {
-		Data json.RawMessage `json:"data"`
-	}
-	if err := json.Unmarshal(body, &b); err != nil {
-		return fmt.Errorf("body: %w", err)
-	}
-	sum := sha256.Sum256(b.Data)
-	if claims["int"] != base64.StdEncoding.EncodeToString(sum[:]) {
-		return errors.New("int does not match the data")
-	}
-	return nil
-}
-
-// nodeReceiver is testdata/concat-receiver/receiver.mjs running under node.
-type nodeReceiver struct {
-	url string
-
-	mu  sync.Mutex
-	out []nodeLine
-}
-
-// nodeLine is one line the Node receiver prints per request.
-type nodeLine struct {
-	OK        bool            `json:"ok"`
-	Problem   string          `json:"problem"`
-	UserAgent string          `json:"userAgent"`
-	JTI       string          `json:"jti"`
-	Event     string          `json:"event"`
-	Data      json.RawMessage `json:"data"`
-	// Token and Body are the request's, to send a changed copy.
-	Token string `json:"token"`
-	Body  string `json:"body"`
-}
-
-// startNodeConCatReceiver installs the receiver's packages (npm ci, from its
-// lock file) in a temporary copy and starts it; nil when node or npm is
-// not installed.
-func startNodeConCatReceiver(t *testing.T, keyURL, issuer string) *nodeReceiver {
-	node, errNode := exec.LookPath("node")
-	npm, errNpm := exec.LookPath("npm")
-	if errNode != nil || errNpm != nil {
-		t.Log("node or npm is not installed: the Node receiver does not run")
-		return nil
-	}
-	dir := t.TempDir()
-	for _, f := range []string{"package.json", "package-lock.json", "receiver.mjs"} {
-		b, err := os.ReadFile(filepath.Join("testdata", "concat-receiver", f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, f), b, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	install := exec.Command(npm, "ci", "--no-audit", "--no-fund", "--ignore-scripts")
-	install.Dir = dir
-	if out, err := install.CombinedOutput(); err != nil {
-		t.Fatalf("npm ci: %v\n%s", err, out)
-	}
-	cmd := exec.Command(node, "receiver.mjs", keyURL, issuer)
-	cmd.Dir = dir
-	cmd.Stderr = os.Stderr
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	lines := bufio.NewScanner(stdout)
-	lines.Buffer(make([]byte, 1<<20), 1<<20)
-	if !lines.Scan() {
-		t.Fatalf("the Node receiver did not start: %v", lines.Err())
-	}
-	var hello struct{ Listening int }
-	if err := json.Unmarshal(lines.Bytes(), &hello); err != nil || hello.Listening == 0 {
-		t.Fatalf("the Node receiver printed %s", lines.Bytes())
-	}
-	r := &nodeReceiver{url: fmt.Sprintf("http://127.0.0.1:%d/hooks/concat", hello.Listening)}
-	go func() {
-		for lines.Scan() {
-			var l nodeLine
-			if json.Unmarshal(lines.Bytes(), &l) == nil {
-				r.mu.Lock()
-				r.out = append(r.out, l)
-				r.mu.Unlock()
-			}
-		}
-	}()
-	return r
-}
-
-func (r *nodeReceiver) lines() []nodeLine {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return slices.Clone(r.out)
-}
-
-// postDelivery sends a delivery's token and body to url, as auth does.
-func postDelivery(t *testing.T, url, token string, body []byte) (int, string) {
-	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
 }

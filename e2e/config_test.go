@@ -2,14 +2,12 @@ package e2e
 
 import (
 	"encoding/json"
-	"io"
 	"net/http"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/eventreg/eventreg/e2e/stack"
-	"github.com/eventreg/eventreg/libs/apispec"
 )
 
 // TestPublicConfiguration reads GET /api/config through the gateway as a
@@ -18,26 +16,17 @@ import (
 func TestPublicConfiguration(t *testing.T) {
 	// A small per-address budget, so that the limit is reached with few requests.
 	s := stack.Start(t, stack.Options{Env: map[string]string{"RATE_LIMIT_PER_SECOND": "1", "RATE_LIMIT_BURST": "30"}})
-	spec, err := apispec.NewValidator()
-	if err != nil {
-		t.Fatal(err)
-	}
+	// get reads the configuration with the Authorization header auth (none
+	// when empty), checking the answer against the API document.
 	get := func(t *testing.T, auth string) (int, http.Header, []byte) {
 		t.Helper()
-		req, _ := http.NewRequest(http.MethodGet, s.GatewayURL+"/api/config", nil)
+		req, _ := newRequest(s.GatewayURL, http.MethodGet, "/api/config", "", "")
 		if auth != "" {
 			req.Header.Set("Authorization", auth)
 		}
-		resp, err := s.HTTPClient().Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		if err := spec.ValidateResponse(req, resp.StatusCode, resp.Header, b); err != nil {
-			t.Errorf("response breaks the API document: %v", err)
-		}
-		return resp.StatusCode, resp.Header, b
+		r := mustDo(t, s.HTTPClient(), req)
+		checkAPIDocument(t, req, r)
+		return r.status, r.header, []byte(r.body)
 	}
 	// What a cross-instance lister reads, and nothing more.
 	type lister struct {
@@ -103,23 +92,20 @@ func TestPublicConfiguration(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				req, _ := http.NewRequest(http.MethodGet, s.GatewayURL+"/api/config", nil)
-				req.Header.Set("Authorization", "Bearer garbage-"+string(rune('a'+i%26)))
+				req, _ := newRequest(s.GatewayURL, http.MethodGet, "/api/config", "garbage-"+string(rune('a'+i%26)), "")
 				// A forged forwarding header does not give a fresh budget:
 				// the gateway replaces it with the real peer.
 				req.Header.Set("X-Forwarded-For", "198.51.100."+string(rune('0'+i%10)))
-				resp, err := s.HTTPClient().Do(req)
+				r, err := do(s.HTTPClient(), req)
 				if err != nil {
 					t.Error(err)
 					return
 				}
-				b, _ := io.ReadAll(resp.Body)
-				resp.Body.Close()
 				mu.Lock()
 				defer mu.Unlock()
-				codes[resp.StatusCode]++
-				if resp.StatusCode == http.StatusTooManyRequests {
-					limited = b
+				codes[r.status]++
+				if r.status == http.StatusTooManyRequests {
+					limited = []byte(r.body)
 				}
 			}()
 		}

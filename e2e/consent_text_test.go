@@ -1,10 +1,8 @@
 package e2e
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
-	"net/url"
 	"regexp"
 	"strings"
 	"testing"
@@ -21,29 +19,16 @@ func TestConsentTextNamesWhatTheAppReads(t *testing.T) {
 	s := stack.Start(t, stack.Options{})
 	app := authApp(s.GatewayURL, authBadgeID, authBadgeSecret, "pii:basic")
 	b := newAuthHTTPBrowser(t, s.GatewayURL)
-	verifier := oauth2.GenerateVerifier()
-
-	status, h, page := b.do(http.MethodGet, app.AuthCodeURL("consent-text", oauth2.S256ChallengeOption(verifier)), nil)
-	if status != 200 || !strings.Contains(page, `name="password"`) {
-		t.Fatalf("no login page: %d %v", status, h)
+	status, h, page := b.authorize(app.AuthCodeURL("consent-text", oauth2.S256ChallengeOption(oauth2.GenerateVerifier())), authAlice, authAlicePass)
+	if status != http.StatusOK || !strings.Contains(page, `value="authorize"`) {
+		t.Fatalf("no consent page: %d %v", status, h)
 	}
-	status, h, _ = b.do(http.MethodPost, s.GatewayURL+"/oauth/login", url.Values{"csrf_token": {authField(t, authCSRFRe, page)},
-		"next": {authField(t, authNextRe, page)}, "username": {authAlice}, "password": {authAlicePass}})
-	if status != http.StatusSeeOther {
-		t.Fatalf("login: %d", status)
-	}
-	_, _, page = b.do(http.MethodGet, s.GatewayURL+h.Get("Location"), nil)
 	text := strings.ToLower(authField(t, regexp.MustCompile(`<li>([^<]*)<span class="name">pii:basic</span>`), page))
 
-	code := b.code(app.AuthCodeURL("consent-text-2", oauth2.S256ChallengeOption(verifier)), authAlice, authAlicePass)
-	tok, err := app.Exchange(context.Background(), code, oauth2.VerifierOption(verifier))
-	if err != nil {
-		t.Fatal(err)
-	}
-	status, body := authCurrentUser(t, s, tok.AccessToken)
+	r := mustSend(t, s, http.MethodGet, "/api/users/current", b.token(app, authAlice, authAlicePass).AccessToken, "")
 	var me map[string]any
-	if err := json.Unmarshal(body, &me); status != 200 || err != nil {
-		t.Fatalf("GET /api/users/current: %d %s", status, body)
+	if err := json.Unmarshal([]byte(r.body), &me); r.status != 200 || err != nil {
+		t.Fatalf("GET /api/users/current: %d %s", r.status, r.body)
 	}
 
 	// What a reader of the consent screen must find for each field.

@@ -1,67 +1,30 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
-	"golang.org/x/oauth2"
-
-	"github.com/eventreg/eventreg/e2e/stack"
-	"github.com/eventreg/eventreg/libs/apispec"
+	"github.com/eventreg/eventreg/libs/testkit"
 )
 
-// The demo app approved for vendor:read (deploy/fixtures/demo.json).
-const (
-	dealerDeskID     = "505"
-	dealerDeskSecret = "a-fifth-long-random-demo-secret-of-32-chars"
-)
-
-// TestDealers drives the dealers service through the gateway with the real
-// auth and users services and the demo fixture: a real client-credentials
-// token pages through every demo dealer, and an operator's status change
-// reaches the app's webhook rendered as the search renders the dealer.
-func TestDealers(t *testing.T) {
-	s := stack.Start(t, stack.Options{Env: map[string]string{
-		"WEBHOOK_ALLOWED_NETWORKS": "127.0.0.1/32",
-		"WEBHOOK_RETRY_BASE":       "100ms",
-		"WEBHOOK_POLL_INTERVAL":    "250ms",
-	}})
-	gw, hc, ctx := s.GatewayURL, s.HTTPClient(), context.Background()
-	spec, err := apispec.NewValidator()
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok, err := clientCredentials(gw, dealerDeskID, dealerDeskSecret, oauth2.AuthStyleInHeader, "vendor:read", "webhook:manage").Token(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	desk := tok.AccessToken
+// TestDealersThroughTheGateway drives the dealers service through the
+// gateway with the real auth and users services and the demo fixture: a real
+// client-credentials token pages through every demo dealer, and an operator's
+// status change reaches the app's webhook rendered as the search renders the
+// dealer.
+func TestDealersThroughTheGateway(t *testing.T) {
+	s := startWithWebhooks(t, nil)
+	desk := serviceToken(t, s, dealerDeskID, dealerDeskSecret, "vendor:read", "webhook:manage")
+	// search posts a dealer search, checking the answer against the API document.
 	search := func(t *testing.T, token, body string) (int, []byte) {
 		t.Helper()
-		req, _ := http.NewRequest(http.MethodPost, gw+"/api/v0/dealers/search", strings.NewReader(body))
-		if token != "" {
-			req.Header.Set("Authorization", "Bearer "+token)
-		}
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := hc.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body = io.NopCloser(bytes.NewReader(b))
-		req.Body = io.NopCloser(strings.NewReader(body))
-		if err := spec.ValidateHTTPResponse(resp); err != nil {
-			t.Errorf("response breaks the API document: %v", err)
-		}
-		return resp.StatusCode, b
+		r := sendChecked(t, s, http.MethodPost, "/api/v0/dealers/search", token, body)
+		return r.status, []byte(r.body)
 	}
 	type application struct {
 		ID, Status  string
@@ -161,33 +124,25 @@ func TestDealers(t *testing.T) {
 	})
 
 	t.Run("an operator's status change reaches the app's webhook as the search renders the dealer", func(t *testing.T) {
-		recv := startWebhookReceiver(t, gw, s.Issuer)
+		recv := startWebhookReceiver(t, s.GatewayURL, s.Issuer)
 		waitForEmptyOutboxes(t, s) // the demo import's events reach auth before the app subscribes
 		if r := subscribe(t, s, desk, recv.URL(dealerDeskID), []string{"dealer-updated"}); r.status != http.StatusCreated {
 			t.Fatalf("subscribe: %d %s", r.status, r.body)
 		}
 		// A refused change commits no event.
-		if out, err := s.Services["dealers"].Run(ctx, nil, "set-status", "101", "pending"); err == nil || !strings.Contains(err.Error(), "CannotChangeDealerStatus") {
+		if out, err := s.Services["dealers"].Run(context.Background(), nil, "set-status", "101", "pending"); err == nil ||
+			!strings.Contains(err.Error(), "CannotChangeDealerStatus") {
 			t.Fatalf("approved → pending: %v %s", err, out)
 		}
 		s.Command(t, "dealers", "set-status", "102", "approved")
-		var got webhookDelivery
-		eventually(t, 45*time.Second, "the dealer-updated delivery", func() error {
-			for _, d := range recv.deliveries() {
-				if d.App == dealerDeskID && d.Event == "dealer-updated" {
-					got = d
-					return nil
-				}
-			}
-			return fmt.Errorf("no delivery yet (%d in all)", len(recv.deliveries()))
-		})
+		got := recv.waitForEvent(t, dealerDeskID, "dealer-updated")
 		_, b := search(t, desk, `{"filter": {"userIds": [1002]}}`)
 		var p struct{ Data []json.RawMessage }
 		if err := json.Unmarshal(b, &p); err != nil || len(p.Data) != 1 {
 			t.Fatalf("search: %s", b)
 		}
-		if !sameJSON(got.Data, p.Data[0]) || !strings.Contains(string(got.Data), `"status":"approved"`) {
-			t.Fatalf("delivered %s\nthe search renders %s", got.Data, p.Data[0])
+		if diff := testkit.JSONDiff(p.Data[0], got.Data); diff != "" || !strings.Contains(string(got.Data), `"status":"approved"`) {
+			t.Fatalf("the delivery is not the dealer as the search renders it (-search +delivered):\n%s", diff)
 		}
 		time.Sleep(500 * time.Millisecond)
 		if n := len(recv.deliveries()); n != 1 {

@@ -33,13 +33,9 @@ func TestFaults(t *testing.T) {
 	// SHUTDOWN_DELAY as deployed: keep serving 2s after SIGTERM while the
 	// gateway stops sending (docs/reliability.md).
 	s := stack.Start(t, stack.Options{Env: map[string]string{"RATE_LIMIT_PER_SECOND": "5000", "SHUTDOWN_DELAY": "2s"}})
-	ctx := context.Background()
 	tracker := serviceToken(t, s, trackerID, trackerSecret, "user:read", "user:roles:update", "volunteer:read", "registration:read")
 	app := authApp(s.GatewayURL, authBadgeID, authBadgeSecret, "pii:basic")
-	obo, err := app.Exchange(ctx, newAuthHTTPBrowser(t, s.GatewayURL).code(app.AuthCodeURL("f"), authAlice, authAlicePass))
-	if err != nil {
-		t.Fatal(err)
-	}
+	obo := userToken(t, s.GatewayURL, app, authAlice, authAlicePass)
 
 	var redis *testkit.Process // the restarted Redis, stopped when the stack is
 	t.Cleanup(func() {
@@ -128,8 +124,7 @@ func redisFault(t *testing.T, s *stack.Stack, tracker string, app *oauth2.Config
 	status, _, page := b.do(http.MethodGet, app.AuthCodeURL("x"), nil)
 	if status == 200 && strings.Contains(page, `name="password"`) {
 		started := time.Now()
-		status, _, page = b.do(http.MethodPost, s.GatewayURL+"/oauth/login", url.Values{"csrf_token": {authField(t, authCSRFRe, page)},
-			"next": {authField(t, authNextRe, page)}, "username": {authAlice}, "password": {authAlicePass}})
+		status, _, page = b.login(s.GatewayURL, page, "", authAlice, authAlicePass)
 		if took := time.Since(started); took > bounded {
 			t.Fatalf("login took %v", took)
 		}
@@ -139,7 +134,7 @@ func redisFault(t *testing.T, s *stack.Stack, tracker string, app *oauth2.Config
 	}
 	t.Logf("login with redis down: %d", status)
 	for _, path := range []string{"/api/v0/users/1001", "/api/v0/users/1002/volunteer", "/api/v0/users/1002/registration"} {
-		if r := mustSend(t, s, "GET", path, tracker, "", ""); r.status != 200 || r.took > bounded {
+		if r := mustSend(t, s, "GET", path, tracker, ""); r.status != 200 || r.took > bounded {
 			t.Fatalf("read %s while redis is down: %d in %v: %s", path, r.status, r.took, r.body)
 		}
 	}
@@ -203,7 +198,7 @@ func databaseFault(t *testing.T, s *stack.Stack, tracker string) {
 	reg := s.Services["registrations"]
 	cut := time.Now()
 	eventually(t, 30*time.Second, "registrations unready", func() error {
-		r, err := send(s, "GET", "/api/v0/users/1002/registration", tracker, "", "")
+		r, err := send(s, "GET", "/api/v0/users/1002/registration", tracker, "")
 		if err != nil || r.status != 503 || r.took > bounded {
 			return fmt.Errorf("%v %d in %v", err, r.status, r.took)
 		}
@@ -212,13 +207,13 @@ func databaseFault(t *testing.T, s *stack.Stack, tracker string) {
 		}
 		return nil
 	})
-	r := mustSend(t, s, "GET", "/api/v0/users/1002/registration", tracker, "", "")
+	r := mustSend(t, s, "GET", "/api/v0/users/1002/registration", tracker, "")
 	if r.status != 503 || !strings.Contains(r.body, `"server"`) {
 		t.Fatalf("%d %s", r.status, r.body)
 	}
 	t.Logf("registrations unready and answering 503 (in %v) %v after its database went away", r.took.Round(time.Millisecond/10), time.Since(cut).Round(time.Millisecond))
 	for _, path := range []string{"/api/v0/users/1001", "/api/v0/users/1002/volunteer"} {
-		if r := mustSend(t, s, "GET", path, tracker, "", ""); r.status != 200 {
+		if r := mustSend(t, s, "GET", path, tracker, ""); r.status != 200 {
 			t.Fatalf("%s while registrations' database is away: %d %s", path, r.status, r.body)
 		}
 	}
@@ -230,7 +225,7 @@ func databaseFault(t *testing.T, s *stack.Stack, tracker string) {
 	}
 	t.Logf("registrations ready again %v after its database came back", time.Since(back).Round(time.Millisecond))
 	eventually(t, 30*time.Second, "registrations answering", func() error {
-		return want(200)(send(s, "GET", "/api/v0/users/1002/registration", tracker, "", ""))
+		return want(200)(send(s, "GET", "/api/v0/users/1002/registration", tracker, ""))
 	})
 }
 
@@ -244,22 +239,22 @@ func usersDown(t *testing.T, s *stack.Stack, tracker, oboToken string) {
 	}()
 	// The current-user view is served by users itself: the gateway's 503 in
 	// the API's error shape, as when it cannot reach volunteers (decision 0030).
-	if r := mustSend(t, s, "GET", "/api/users/current", oboToken, "", ""); r.status != 503 || r.took > bounded || !strings.Contains(r.body, `{"errors":{"server"`) {
+	if r := mustSend(t, s, "GET", "/api/users/current", oboToken, ""); r.status != 503 || r.took > bounded || !strings.Contains(r.body, `{"errors":{"server"`) {
 		t.Fatalf("current user with users down: %d in %v: %s", r.status, r.took, r.body)
 	}
 	for _, path := range []string{"/api/v0/users/1002/registration", "/api/v0/users/1002/volunteer"} {
-		r := mustSend(t, s, "GET", path, tracker, "", "")
+		r := mustSend(t, s, "GET", path, tracker, "")
 		if r.status != 503 || r.took > bounded || !strings.Contains(r.body, `"errors"`) {
 			t.Fatalf("%s with users down: %d in %v: %s", path, r.status, r.took, r.body)
 		}
 		t.Logf("%s with users down: %d in %v", path, r.status, r.took.Round(time.Millisecond/10))
 	}
 	users.Restart(t)
-	if r := mustSend(t, s, "GET", "/api/users/current", oboToken, "", ""); r.status != 200 {
+	if r := mustSend(t, s, "GET", "/api/users/current", oboToken, ""); r.status != 200 {
 		t.Fatalf("current user after users restarted: %d %s", r.status, r.body)
 	}
 	for _, path := range []string{"/api/v0/users/1002/registration", "/api/v0/users/1002/volunteer", "/api/v0/users/1001"} {
-		eventually(t, 30*time.Second, path+" back", func() error { return want(200)(send(s, "GET", path, tracker, "", "")) })
+		eventually(t, 30*time.Second, path+" back", func() error { return want(200)(send(s, "GET", path, tracker, "")) })
 	}
 }
 
@@ -269,33 +264,23 @@ func usersDown(t *testing.T, s *stack.Stack, tracker, oboToken string) {
 func sigtermUnderLoad(t *testing.T, s *stack.Stack, tracker string) {
 	vol := s.Services["volunteers"]
 	var signalled atomic.Int64 // unix nanos
-	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var failures []string
 	sent := atomic.Int64{}
-	stop := make(chan struct{})
-	for range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				r, err := send(s, "POST", "/api/v0/volunteers/search", tracker, "application/json", `{"limit": 100}`)
-				sent.Add(1)
-				if sig := signalled.Load(); sig == 0 || (!r.wrote.IsZero() && r.wrote.UnixNano() < sig) {
-					if err != nil || r.status != 200 {
-						mu.Lock()
-						failures = append(failures, fmt.Sprintf("%v %d %.200s", err, r.status, r.body))
-						mu.Unlock()
-					}
-				}
+	search := func(int) bool {
+		r, err := send(s, "POST", "/api/v0/volunteers/search", tracker, `{"limit": 100}`)
+		sent.Add(1)
+		if sig := signalled.Load(); sig == 0 || (!r.wrote.IsZero() && r.wrote.UnixNano() < sig) {
+			if err != nil || r.status != 200 {
+				mu.Lock()
+				failures = append(failures, fmt.Sprintf("%v %d %.200s", err, r.status, r.body))
+				mu.Unlock()
 			}
-		}()
+		}
+		return true
 	}
+	load := startWorkers(0, time.Time{}, search, search, search, search)
+	defer load.stop()
 	eventually(t, 10*time.Second, "load running", func() error {
 		if sent.Load() < 50 {
 			return errors.New("warming up")
@@ -305,8 +290,7 @@ func sigtermUnderLoad(t *testing.T, s *stack.Stack, tracker string) {
 	signalled.Store(time.Now().UnixNano())
 	vol.Signal(syscall.SIGTERM)
 	vol.Wait()
-	close(stop)
-	wg.Wait()
+	load.stop()
 	if len(failures) > 0 {
 		t.Fatalf("%d of %d requests sent before SIGTERM failed, e.g. %s", len(failures), sent.Load(), failures[0])
 	}
@@ -326,18 +310,13 @@ func sigkillRoleChanges(t *testing.T, s *stack.Stack, tracker string) {
 	users := s.Services["users"]
 	const role = "2" // staff
 	ids := []int64{1001, 1002, 1004, 1005}
-	held := map[int64]bool{}
-	for _, id := range ids {
-		r := mustSend(t, s, "GET", fmt.Sprintf("/api/v0/users/%d/roles", id), tracker, "", "")
-		held[id] = strings.Contains(r.body, `"id":"`+role+`"`)
-	}
+	held := rolesHeld(t, s, tracker, role, ids)
 	var hung atomic.Int64
 	unacknowledged := 0
 	deadline := time.Now().Add(12 * time.Second)
 	killed := false
 	for i := 0; time.Now().Before(deadline); i++ {
 		id := ids[i%len(ids)]
-		path := fmt.Sprintf("/api/v0/users/%d/roles/%s", id, role)
 		if i == 20 && !killed {
 			users.Kill()
 			users.Wait()
@@ -346,13 +325,8 @@ func sigkillRoleChanges(t *testing.T, s *stack.Stack, tracker string) {
 			}
 			killed = true
 		}
-		var r reply
-		var err error
-		if held[id] {
-			r, err = send(s, "DELETE", path, tracker, "", "")
-		} else {
-			r, err = send(s, "PUT", path, tracker, "application/json", `{"scope": "global"}`)
-		}
+		method, path, body := roleChange(id, role, held[id])
+		r, err := send(s, method, path, tracker, body)
 		if r.took > bounded {
 			hung.Add(1)
 		}
@@ -361,11 +335,11 @@ func sigkillRoleChanges(t *testing.T, s *stack.Stack, tracker string) {
 			// Not acknowledged: the change may or may not have happened. Ask.
 			unacknowledged++
 			eventually(t, 60*time.Second, "users answering", func() error {
-				rr, err := send(s, "GET", fmt.Sprintf("/api/v0/users/%d/roles", id), tracker, "", "")
+				rr, err := send(s, "GET", fmt.Sprintf("/api/v0/users/%d/roles", id), tracker, "")
 				if err != nil || rr.status != 200 {
 					return fmt.Errorf("%v %d", err, rr.status)
 				}
-				held[id] = strings.Contains(rr.body, `"id":"`+role+`"`)
+				held[id] = holdsRole(rr.body, role)
 				return nil
 			})
 		case r.status == 204:
@@ -387,37 +361,12 @@ func sigkillRoleChanges(t *testing.T, s *stack.Stack, tracker string) {
 	t.Logf("%d role changes not acknowledged around the kill; the database matches the ledger", unacknowledged)
 }
 
-// checkMemberships compares the users database with the ledger: each user
-// holds role exactly when the ledger says so, and never twice.
-func checkMemberships(t *testing.T, s *stack.Stack, role string, held map[int64]bool) {
-	t.Helper()
-	conn, err := pgx.Connect(context.Background(), s.DatabaseURL("users"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
-	for id, want := range held {
-		var n int
-		if err := conn.QueryRow(context.Background(),
-			"SELECT count(*) FROM role_members WHERE user_id = $1 AND role_id = $2::text::bigint", id, role).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		if (want && n != 1) || (!want && n != 0) {
-			t.Fatalf("user %d role %s: %d rows, ledger says held=%v", id, role, n, want)
-		}
-	}
-}
-
 // sigkillRefresh rotates a refresh token in a loop while auth is killed and
 // restarted: when a rotation's answer is lost, the old or the new token must
 // still work (no half-rotated family).
 func sigkillRefresh(t *testing.T, s *stack.Stack, app *oauth2.Config) {
 	auth := s.Services["auth"]
-	obo, err := app.Exchange(context.Background(), newAuthHTTPBrowser(t, s.GatewayURL).code(app.AuthCodeURL("k"), authAlice, authAlicePass))
-	if err != nil {
-		t.Fatal(err)
-	}
-	current := obo.RefreshToken
+	current := userToken(t, s.GatewayURL, app, authAlice, authAlicePass).RefreshToken
 	lost := 0
 	rotate := func(rt string) (string, reply, error) {
 		r, err := tokenRequest(s, authBadgeID, authBadgeSecret, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {rt}})

@@ -1,13 +1,13 @@
 package e2e
 
 import (
-	"bytes"
 	"encoding/json"
-	"io"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/eventreg/eventreg/e2e/stack"
+	"github.com/eventreg/eventreg/libs/servicetoken"
 )
 
 // internalCall is one endpoint of a service's internal API, with a body it
@@ -31,36 +31,22 @@ var internalCalls = []internalCall{
 }
 
 // callInternal sends c straight to the service's internal listener, as a
-// peer pod would, with the Authorization header auth (none when empty), and
-// returns the status and body.
-func callInternal(t *testing.T, s *stack.Stack, c internalCall, auth string) (int, []byte) {
+// peer pod would, with the Authorization header auth (none when empty).
+func callInternal(t *testing.T, s *stack.Stack, c internalCall, auth string) reply {
 	t.Helper()
-	var body io.Reader
-	if c.body != "" {
-		body = bytes.NewReader([]byte(c.body))
-	}
-	req, err := http.NewRequest(c.method, s.Services[c.service].InternalURL+c.path, body)
+	req, err := newRequest(s.Services[c.service].InternalURL, c.method, c.path, "", c.body)
 	if err != nil {
 		t.Fatal(err)
-	}
-	if c.body != "" {
-		req.Header.Set("Content-Type", "application/json")
 	}
 	if auth != "" {
 		req.Header.Set("Authorization", auth)
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	data, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, data
+	return mustDo(t, http.DefaultClient, req)
 }
 
 // wantRefused fails t unless the answer is the API's 401 (docs/api.md,
 // "Errors"): {"errors": {"authentication": {"code": 2000|2001, "message": ...}}}.
-func wantRefused(t *testing.T, c internalCall, how string, status int, body []byte) {
+func wantRefused(t *testing.T, c internalCall, how string, r reply) {
 	t.Helper()
 	var shape struct {
 		Errors struct {
@@ -70,20 +56,82 @@ func wantRefused(t *testing.T, c internalCall, how string, status int, body []by
 			} `json:"authentication"`
 		} `json:"errors"`
 	}
-	if status != http.StatusUnauthorized || json.Unmarshal(body, &shape) != nil || shape.Errors.Authentication == nil ||
+	if r.status != http.StatusUnauthorized || json.Unmarshal([]byte(r.body), &shape) != nil || shape.Errors.Authentication == nil ||
 		shape.Errors.Authentication.Code == 0 || shape.Errors.Authentication.Message == "" {
-		t.Errorf("%s %s %s on %s's internal listener: %d %s, want 401 in the API's error shape", how, c.method, c.path, c.service, status, body)
+		t.Errorf("%s %s %s on %s's internal listener: %d %s, want 401 in the API's error shape", how, c.method, c.path, c.service, r.status, r.body)
 	}
 }
 
-// get GETs url and returns the status and body.
-func get(t *testing.T, url string) (int, []byte) {
-	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	data, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, data
+// TestInternalAPIIsForPeerServicesOnly: a peer that reaches a service's
+// internal listener is refused without a service token signed with the
+// deployment's key for that service; the internal listener serves no probe
+// or metric (the ops listener does); and the gateway routes nothing to the
+// internal API.
+func TestInternalAPIIsForPeerServicesOnly(t *testing.T) {
+	s := stack.Start(t, stack.Options{})
+	key := servicetoken.Config{Key: s.InternalAuthKey()}
+	peer := servicetoken.NewSigner(key, "auth")
+
+	t.Run("a peer that reaches an internal listener cannot call it without a service token", func(t *testing.T) {
+		forger := servicetoken.NewSigner(servicetoken.Config{Key: "a-key-of-the-right-length-but-not-the-deployment's"}, "auth")
+		for _, c := range internalCalls {
+			other := "users"
+			if c.service == "users" {
+				other = "volunteers"
+			}
+			forged, _ := forger.Token(c.service)
+			wrongAudience, _ := peer.Token(other)
+			expired, _ := peer.TokenAt(c.service, time.Now().Add(-time.Hour))
+			for how, auth := range map[string]string{"no credentials:": "", "a token signed with another key:": "Bearer " + forged,
+				"a token for " + other + ":": "Bearer " + wrongAudience, "an expired token:": "Bearer " + expired, "Basic credentials:": "Basic YXV0aDphdXRo"} {
+				wantRefused(t, c, how, callInternal(t, s, c, auth))
+			}
+		}
+		good, _ := peer.Token("auth")
+		if r := callInternal(t, s, internalCall{"auth", http.MethodGet, "/internal/revocations?after=0", ""}, "Bearer "+good); r.status != http.StatusOK {
+			t.Fatalf("a genuine service token for auth: %d %s", r.status, r.body)
+		}
+		for _, c := range internalCalls {
+			if c.service != "users" || c.method != http.MethodGet {
+				continue
+			}
+			good, _ := peer.Token("users")
+			if r := callInternal(t, s, c, "Bearer "+good); r.status != http.StatusOK {
+				t.Fatalf("a genuine service token for users: %s %d %s", c.path, r.status, r.body)
+			}
+		}
+	})
+
+	t.Run("probes and metrics are on the ops listener; the internal listener serves none of them", func(t *testing.T) {
+		for _, name := range stack.ServiceNames {
+			svc := s.Services[name]
+			for _, path := range []string{"/metrics", "/readyz", "/healthz"} {
+				ops, _ := newRequest(svc.OpsURL, http.MethodGet, path, "", "")
+				if r := mustDo(t, http.DefaultClient, ops); r.status != http.StatusOK {
+					t.Errorf("%s ops %s: %d, want 200", name, path, r.status)
+				}
+				// Without a token the internal listener refuses everything,
+				// known route or not; with one, there is no such route.
+				internal := internalCall{name, http.MethodGet, path, ""}
+				if r := callInternal(t, s, internal, ""); r.status != http.StatusUnauthorized {
+					t.Errorf("%s internal %s without a token: %d, want 401", name, path, r.status)
+				}
+				tok, _ := peer.Token(name)
+				if r := callInternal(t, s, internal, "Bearer "+tok); r.status != http.StatusNotFound {
+					t.Errorf("%s internal %s with a token: %d, want 404", name, path, r.status)
+				}
+			}
+		}
+	})
+
+	t.Run("the internal API is not reachable through the gateway", func(t *testing.T) {
+		for _, r := range []struct{ method, path string }{
+			{http.MethodGet, "/internal/revocations"},
+			{http.MethodPost, "/internal/users/1001/permissions-changed"},
+		} {
+			if got := mustSend(t, s, r.method, r.path, "", ""); got.status != http.StatusNotFound {
+				t.Fatalf("%s %s through the gateway: %d", r.method, r.path, got.status)
+			}
+		}
+	})
 }

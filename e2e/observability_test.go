@@ -272,7 +272,7 @@ func TestObservability(t *testing.T) {
 		"OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf",
 		"OTEL_BSP_SCHEDULE_DELAY":     "100",
 	}})
-	gw, hc, ctx := s.GatewayURL, s.HTTPClient(), context.Background()
+	gw, ctx := s.GatewayURL, context.Background()
 	before := map[string]map[string]*dto.MetricFamily{}
 	for name := range s.Services {
 		before[name] = scrape(t, s, name)
@@ -280,26 +280,21 @@ func TestObservability(t *testing.T) {
 	// Everything that must never reach a span attribute or a log line.
 	secrets := []string{trackerSecret, authBadgeSecret, authAlicePass, "alice@example.org", "+15555550100", "5555550100"}
 
-	tracker, err := clientCredentials(gw, trackerID, trackerSecret, oauth2.AuthStyleInHeader, "registration:read", "user:roles:update").Token(ctx)
-	if err != nil {
-		t.Fatal(err)
+	tracker := serviceToken(t, s, trackerID, trackerSecret, "registration:read", "user:roles:update")
+	secrets = append(secrets, tracker)
+	// traced sends a request through the gateway as part of a trace the
+	// caller began (traceparent tp).
+	traced := func(t *testing.T, tp, method, path, token, body string) reply {
+		t.Helper()
+		req, _ := newRequest(gw, method, path, token, body)
+		req.Header.Set("traceparent", tp)
+		return mustDo(t, s.HTTPClient(), req)
 	}
-	secrets = append(secrets, tracker.AccessToken)
 
 	t.Run("a registration search is one trace from the gateway to users and PostgreSQL", func(t *testing.T) {
 		tp, traceID, clientSpan := newTraceparent()
-		req, _ := http.NewRequest(http.MethodPost, gw+"/api/v0/registration/search", strings.NewReader(`{"filter": {"userIds": ["1001"]}}`))
-		req.Header.Set("Authorization", "Bearer "+tracker.AccessToken)
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("traceparent", tp)
-		resp, err := hc.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != 200 {
-			t.Fatalf("search: %d %s", resp.StatusCode, body)
+		if r := traced(t, tp, http.MethodPost, "/api/v0/registration/search", tracker, `{"filter": {"userIds": ["1001"]}}`); r.status != 200 {
+			t.Fatalf("search: %d %s", r.status, r.body)
 		}
 		const route = "/api/v0/registration/search"
 		spans := rcv.trace(t, traceID, func(spans []otlpSpan) error {
@@ -368,17 +363,8 @@ func TestObservability(t *testing.T) {
 		secrets = append(secrets, tok.AccessToken, tok.RefreshToken)
 
 		tp, traceID, clientSpan := newTraceparent()
-		req, _ := http.NewRequest(http.MethodGet, gw+"/api/users/current", nil)
-		req.Header.Set("Authorization", "Bearer "+tok.AccessToken)
-		req.Header.Set("traceparent", tp)
-		resp, err := hc.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != 200 || !strings.Contains(string(body), `"username":"alice"`) {
-			t.Fatalf("current user: %d %s", resp.StatusCode, body)
+		if r := traced(t, tp, http.MethodGet, "/api/users/current", tok.AccessToken, ""); r.status != 200 || !strings.Contains(r.body, `"username":"alice"`) {
+			t.Fatalf("current user: %d %s", r.status, r.body)
 		}
 		spans := rcv.trace(t, traceID, func(spans []otlpSpan) error {
 			if len(find(spans, "users", tracepb.Span_SPAN_KIND_SERVER, nil)) == 0 || len(find(spans, "users", tracepb.Span_SPAN_KIND_CLIENT, isDB)) == 0 {
@@ -474,42 +460,18 @@ func TestObservability(t *testing.T) {
 			t.Fatalf("wrong secret: %v", err)
 		}
 		bob := newAuthHTTPBrowser(t, gw)
-		status, _, page := bob.do(http.MethodGet, gw+"/oauth/login", nil)
-		if status != 200 {
-			t.Fatalf("login page %d", status)
-		}
-		status, _, _ = bob.do(http.MethodPost, gw+"/oauth/login", map[string][]string{"csrf_token": {authField(t, authCSRFRe, page)},
-			"next": {"/oauth/apps"}, "username": {authBob}, "password": {"not bob's password"}})
-		if status != http.StatusBadRequest {
+		if status, _, _ := bob.login(gw, bob.loginPage(gw), "/oauth/apps", authBob, "not bob's password"); status != http.StatusBadRequest {
 			t.Fatalf("wrong password: %d", status)
 		}
-		staff := authApp(gw, authStaffID, authStaffSecret, "pii:basic")
-		status, _, page = bob.do(http.MethodGet, staff.AuthCodeURL("d"), nil)
-		if status == 200 && strings.Contains(page, `name="password"`) {
-			st, h, _ := bob.do(http.MethodPost, gw+"/oauth/login", map[string][]string{"csrf_token": {authField(t, authCSRFRe, page)},
-				"next": {authField(t, authNextRe, page)}, "username": {authBob}, "password": {authBobPass}})
-			if st != http.StatusSeeOther {
-				t.Fatalf("bob's login: %d", st)
-			}
-			status, _, page = bob.do(http.MethodGet, gw+h.Get("Location"), nil)
-		}
+		status, _, page := bob.authorize(authApp(gw, authStaffID, authStaffSecret, "pii:basic").AuthCodeURL("d"), authBob, authBobPass)
 		if status != 200 || !strings.Contains(page, `value="deny"`) {
 			t.Fatalf("no consent page: %d", status)
 		}
-		status, h, _ := bob.do(http.MethodPost, gw+authField(t, authActionRe, page), map[string][]string{"csrf_token": {authField(t, authCSRFRe, page)}, "decision": {"deny"}})
-		if status/100 != 3 || !strings.Contains(h.Get("Location"), "access_denied") {
+		if status, h, _ := bob.decide(page, "deny"); status/100 != 3 || !strings.Contains(h.Get("Location"), "access_denied") {
 			t.Fatalf("deny: %d %v", status, h)
 		}
-		req, _ := http.NewRequest(http.MethodPut, gw+"/api/v0/users/1002/roles/5", strings.NewReader(`{"scope":"convention"}`))
-		req.Header.Set("Authorization", "Bearer "+tracker.AccessToken)
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := hc.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusNoContent {
-			t.Fatalf("role grant: %d", resp.StatusCode)
+		if r := mustSend(t, s, http.MethodPut, "/api/v0/users/1002/roles/5", tracker, `{"scope":"convention"}`); r.status != http.StatusNoContent {
+			t.Fatalf("role grant: %d", r.status)
 		}
 
 		after := map[string]map[string]*dto.MetricFamily{}

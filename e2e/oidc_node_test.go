@@ -12,15 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/chromedp"
-
 	"github.com/eventreg/eventreg/e2e/stack"
-)
-
-// Demo OpenID Connect app with ES256 ID tokens (deploy/fixtures/demo.json).
-const (
-	oidcForumID     = "521"
-	oidcForumSecret = "a-ninth-long-random-demo-secret-of-32-chars"
 )
 
 // openIDClientDir installs the openid-client npm package pinned by
@@ -112,12 +104,7 @@ func TestOIDCRelyingPartyOpenIDClientNode(t *testing.T) {
 	}
 	var start struct{ AuthorizationURL string }
 	next(&start)
-	run(t, ctx,
-		chromedp.Navigate(start.AuthorizationURL),
-		signIn(authAlice, authAlicePass),
-		chromedp.WaitVisible(`button[value=authorize]`, chromedp.ByQuery),
-		chromedp.Click(`button[value=authorize]`, chromedp.ByQuery),
-		chromedp.WaitVisible(`#app-callback`, chromedp.ByQuery))
+	run(t, ctx, toConsent(start.AuthorizationURL, authAlice, authAlicePass), authorizeApp())
 	q := cb.wait(t)
 	if _, err := io.WriteString(stdin, authRedirectURI+"?"+q.Encode()+"\n"); err != nil {
 		t.Fatal(err)

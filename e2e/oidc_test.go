@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -15,12 +14,6 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/eventreg/eventreg/e2e/stack"
-)
-
-// Demo OpenID Connect apps (deploy/fixtures/demo.json).
-const (
-	oidcWikiID     = "520" // openid profile email phone address; RS256 ID tokens
-	oidcWikiSecret = "an-eighth-long-random-demo-secret-of-32-chars"
 )
 
 // TestOIDCRelyingPartyGoOIDC signs a user in through the gateway with a
@@ -46,9 +39,7 @@ func TestOIDCRelyingPartyGoOIDC(t *testing.T) {
 
 	var consentText string
 	run(t, ctx,
-		chromedp.Navigate(cfg.AuthCodeURL("oidc-state", oauth2.S256ChallengeOption(pkce), oidc.Nonce(nonce))),
-		signIn(authAlice, authAlicePass),
-		chromedp.WaitVisible(`button[value=authorize]`, chromedp.ByQuery),
+		toConsent(cfg.AuthCodeURL("oidc-state", oauth2.S256ChallengeOption(pkce), oidc.Nonce(nonce)), authAlice, authAlicePass),
 		chromedp.Text(`main`, &consentText, chromedp.ByQuery),
 	)
 	t.Run("the consent page says in words what signing in gives the app", func(t *testing.T) {
@@ -59,7 +50,7 @@ func TestOIDCRelyingPartyGoOIDC(t *testing.T) {
 			}
 		}
 	})
-	run(t, ctx, chromedp.Click(`button[value=authorize]`, chromedp.ByQuery), chromedp.WaitVisible(`#app-callback`, chromedp.ByQuery))
+	run(t, ctx, authorizeApp())
 	q := cb.wait(t)
 	if q.Get("state") != "oidc-state" || q.Get("iss") != gw || q.Get("code") == "" {
 		t.Fatalf("callback %v", q)
@@ -103,35 +94,17 @@ func TestOIDCRelyingPartyGoOIDC(t *testing.T) {
 		}
 	})
 	t.Run("oidcc-userinfo-post-header: POST with the bearer token in the header", func(t *testing.T) {
-		req, _ := http.NewRequest(http.MethodPost, gw+"/api/users/userinfo", strings.NewReader(""))
-		req.Header.Set("Authorization", "Bearer "+tok.AccessToken)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
+		r := mustSend(t, s, http.MethodPost, "/api/users/userinfo", tok.AccessToken, "")
 		var m map[string]any
-		if resp.StatusCode != 200 || json.Unmarshal(body, &m) != nil || m["sub"] != "1001" || m["email"] != "alice@example.org" {
-			t.Fatalf("%d %s", resp.StatusCode, body)
+		if r.status != 200 || json.Unmarshal([]byte(r.body), &m) != nil || m["sub"] != "1001" || m["email"] != "alice@example.org" {
+			t.Fatalf("%d %s", r.status, r.body)
 		}
 	})
 	t.Run("UserInfo with a token of an app written for the real API: 403 insufficient_scope", func(t *testing.T) {
-		bob := newAuthHTTPBrowser(t, gw)
-		badge := authApp(gw, authBadgeID, authBadgeSecret, "pii:basic")
-		oauthTok, err := badge.Exchange(context.Background(), bob.code(badge.AuthCodeURL("st"), authBob, authBobPass))
-		if err != nil {
-			t.Fatal(err)
-		}
-		req, _ := http.NewRequest(http.MethodGet, gw+"/api/users/userinfo", nil)
-		req.Header.Set("Authorization", "Bearer "+oauthTok.AccessToken)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if h := resp.Header.Get("WWW-Authenticate"); resp.StatusCode != 403 || !strings.Contains(h, `error="insufficient_scope"`) {
-			t.Fatalf("%d %q", resp.StatusCode, h)
+		oauthTok := userToken(t, gw, authApp(gw, authBadgeID, authBadgeSecret, "pii:basic"), authBob, authBobPass)
+		r := mustSend(t, s, http.MethodGet, "/api/users/userinfo", oauthTok.AccessToken, "")
+		if h := r.header.Get("WWW-Authenticate"); r.status != 403 || !strings.Contains(h, `error="insufficient_scope"`) {
+			t.Fatalf("%d %q", r.status, h)
 		}
 	})
 }

@@ -2,11 +2,9 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/eventreg/eventreg/e2e/stack"
+	"github.com/eventreg/eventreg/libs/resourcetest"
 	"github.com/eventreg/eventreg/libs/testkit"
 )
 
@@ -63,7 +62,7 @@ func TestPostgresFailover(t *testing.T) {
 	grants := (failoverRoles - failoverFirstRole + 1) * 5
 	kinds := []failoverKind{
 		{name: "users read", ok: 200, shape: `{"errors":{"server"`, do: func() (reply, string, error) {
-			r, err := send(s, "GET", "/api/v0/users/1001", tracker, "", "")
+			r, err := send(s, "GET", "/api/v0/users/1001", tracker, "")
 			return r, "", err
 		}},
 		{name: "role grant (users)", ok: 204, shape: `{"errors":{"server"`, workers: 2, do: func() (reply, string, error) {
@@ -72,19 +71,19 @@ func TestPostgresFailover(t *testing.T) {
 				return reply{}, "", errGrantsUsedUp
 			}
 			user, role := 1001+i%5, failoverFirstRole+i/5
-			r, err := send(s, "PUT", fmt.Sprintf("/api/v0/users/%d/roles/%d", user, role), tracker, "application/json", `{"scope": "convention"}`)
+			r, err := send(s, "PUT", fmt.Sprintf("/api/v0/users/%d/roles/%d", user, role), tracker, `{"scope": "convention"}`)
 			return r, fmt.Sprintf("%d/%d", user, role), err
 		}},
 		{name: "volunteers search", ok: 200, shape: `{"errors":{"server"`, do: func() (reply, string, error) {
-			r, err := send(s, "POST", "/api/v0/volunteers/search", tracker, "application/json", `{"limit": 10}`)
+			r, err := send(s, "POST", "/api/v0/volunteers/search", tracker, `{"limit": 10}`)
 			return r, "", err
 		}},
 		{name: "registrations search", ok: 200, shape: `{"errors":{"server"`, do: func() (reply, string, error) {
-			r, err := send(s, "POST", "/api/v0/registration/search", tracker, "application/json", `{"limit": 10}`)
+			r, err := send(s, "POST", "/api/v0/registration/search", tracker, `{"limit": 10}`)
 			return r, "", err
 		}},
 		{name: "token (auth)", ok: 200, shape: `"error":"temporarily_unavailable"`, do: func() (reply, string, error) {
-			r, err := tokenRequest(s, trackerID, trackerSecret, map[string][]string{"grant_type": {"client_credentials"}, "scope": {"user:read"}})
+			r, err := tokenRequest(s, trackerID, trackerSecret, url.Values{"grant_type": {"client_credentials"}, "scope": {"user:read"}})
 			return r, "", err
 		}},
 	}
@@ -94,44 +93,28 @@ func TestPostgresFailover(t *testing.T) {
 	var stoppedAt, promotingAt atomic.Pointer[time.Time]
 	var mu sync.Mutex
 	var log []failoverAnswer
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
+	var fns []func(int) bool
 	for k := range kinds {
 		for range max(1, kinds[k].workers) {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for {
-					select {
-					case <-stop:
-						return
-					case <-time.After(10 * time.Millisecond):
-					}
-					start := time.Now()
-					stopped, promoting := stoppedAt.Load(), promotingAt.Load()
-					r, key, err := kinds[k].do()
-					if errors.Is(err, errGrantsUsedUp) {
-						return
-					}
-					a := failoverAnswer{kind: k, key: key, start: start, end: time.Now(), status: r.status, body: r.body, err: err,
-						outage: stopped != nil && start.After(*stopped) && promoting == nil && promotingAt.Load() == nil,
-						after:  promoting != nil}
-					mu.Lock()
-					log = append(log, a)
-					mu.Unlock()
+			fns = append(fns, func(int) bool {
+				start := time.Now()
+				stopped, promoting := stoppedAt.Load(), promotingAt.Load()
+				r, key, err := kinds[k].do()
+				if errors.Is(err, errGrantsUsedUp) {
+					return false
 				}
-			}()
+				a := failoverAnswer{kind: k, key: key, start: start, end: time.Now(), status: r.status, body: r.body, err: err,
+					outage: stopped != nil && start.After(*stopped) && promoting == nil && promotingAt.Load() == nil,
+					after:  promoting != nil}
+				mu.Lock()
+				log = append(log, a)
+				mu.Unlock()
+				return true
+			})
 		}
 	}
-	stopLoad := func() {
-		select {
-		case <-stop:
-		default:
-			close(stop)
-			wg.Wait()
-		}
-	}
-	defer stopLoad()
+	load := startWorkers(10*time.Millisecond, time.Time{}, fns...)
+	defer load.stop()
 	// count returns, per kind, the answers matching pick.
 	count := func(pick func(failoverAnswer) bool) []int {
 		mu.Lock()
@@ -180,7 +163,7 @@ func TestPostgresFailover(t *testing.T) {
 		}
 		return nil
 	})
-	stopLoad()
+	load.stop()
 
 	// What the clients saw.
 	var total, unavailable int
@@ -326,25 +309,6 @@ type failoverAnswer struct {
 
 var errGrantsUsedUp = errors.New("every role grant of the test was sent")
 
-// demoFixture is the demo fixture (deploy/fixtures/demo.json) as a document
-// a test can change.
-func demoFixture(t *testing.T) map[string]any {
-	t.Helper()
-	root, err := stack.FindRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(filepath.Join(root, "deploy", "fixtures", "demo.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc map[string]any
-	if err := json.Unmarshal(b, &doc); err != nil {
-		t.Fatal(err)
-	}
-	return doc
-}
-
 // failoverFixture is the demo fixture plus the roles the test grants.
 func failoverFixture(t *testing.T) string {
 	t.Helper()
@@ -354,13 +318,5 @@ func failoverFixture(t *testing.T) string {
 		roles = append(roles, map[string]any{"id": id, "name": fmt.Sprintf("failover-%d", id), "permissions": []string{"con:read"}})
 	}
 	doc["roles"] = roles
-	out, err := json.Marshal(doc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "fixture.json")
-	if err := os.WriteFile(path, out, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return resourcetest.WriteFixtureJSON(t, doc)
 }

@@ -3,22 +3,12 @@ package e2e
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"testing"
 
 	"golang.org/x/oauth2"
 
 	"github.com/eventreg/eventreg/e2e/stack"
-	"github.com/eventreg/eventreg/libs/apispec"
-)
-
-// Demo apps of the rest of the scope vocabulary (deploy/fixtures/demo.json).
-const (
-	companionID     = "510" // obo: pii:basic con:read pii:finance:read admin:ticket:read admin:ticket:scan
-	companionSecret = "a-seventh-long-random-demo-secret-of-32-chars"
-	volSyncID       = "511" // service: order:view volunteer:read
-	volSyncSecret   = "a-sixth-long-random-demo-secret-of-32-chars"
 )
 
 // TestSelfScopesThroughTheGateway: a user's own token reads that user's
@@ -27,36 +17,16 @@ const (
 func TestSelfScopesThroughTheGateway(t *testing.T) {
 	s := stack.Start(t, stack.Options{})
 	gw, ctx := s.GatewayURL, context.Background()
-	spec, err := apispec.NewValidator()
-	if err != nil {
-		t.Fatal(err)
-	}
+	// get reads path with token, checking the answer against the API document.
 	get := func(t *testing.T, path, token string) (int, http.Header, []byte) {
 		t.Helper()
-		req, _ := http.NewRequest(http.MethodGet, gw+path, nil)
-		req.Header.Set("Authorization", "Bearer "+token)
-		resp, err := s.HTTPClient().Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		if err := spec.ValidateResponse(req, resp.StatusCode, resp.Header, b); err != nil {
-			t.Errorf("response breaks the API document: %v", err)
-		}
-		return resp.StatusCode, resp.Header, b
+		r := sendChecked(t, s, http.MethodGet, path, token, "")
+		return r.status, r.header, []byte(r.body)
 	}
-	// userToken runs the authorization code flow (PKCE) for user through the gateway.
-	userToken := func(t *testing.T, user, password string, scopes ...string) *oauth2.Token {
+	// companionToken is a token of the companion app for user, with scopes.
+	companionToken := func(t *testing.T, user, password string, scopes ...string) *oauth2.Token {
 		t.Helper()
-		app := authApp(gw, companionID, companionSecret, scopes...)
-		verifier := oauth2.GenerateVerifier()
-		code := newAuthHTTPBrowser(t, gw).code(app.AuthCodeURL("self-"+user, oauth2.S256ChallengeOption(verifier)), user, password)
-		tok, err := app.Exchange(ctx, code, oauth2.VerifierOption(verifier))
-		if err != nil {
-			t.Fatalf("exchange: %v", err)
-		}
-		return tok
+		return userToken(t, gw, authApp(gw, companionID, companionSecret, scopes...), user, password)
 	}
 	forbidden := func(t *testing.T, status int, body []byte) {
 		t.Helper()
@@ -72,8 +42,8 @@ func TestSelfScopesThroughTheGateway(t *testing.T) {
 			t.Fatalf("want 403 access 3000: %d %s", status, body)
 		}
 	}
-	alice := userToken(t, authAlice, authAlicePass, "pii:basic", "con:read", "pii:finance:read").AccessToken
-	bob := userToken(t, authBob, authBobPass, "con:read", "pii:finance:read").AccessToken
+	alice := companionToken(t, authAlice, authAlicePass, "pii:basic", "con:read", "pii:finance:read").AccessToken
+	bob := companionToken(t, authBob, authBobPass, "con:read", "pii:finance:read").AccessToken
 
 	t.Run("con:read: the signed-in user's own registration", func(t *testing.T) {
 		status, _, body := get(t, "/api/v0/users/1001/registration", alice)
@@ -119,7 +89,7 @@ func TestSelfScopesThroughTheGateway(t *testing.T) {
 		forbidden(t, status, body)
 	})
 	t.Run("a token without con:read is refused its own registration", func(t *testing.T) {
-		only := userToken(t, authAlice, authAlicePass, "pii:basic").AccessToken
+		only := companionToken(t, authAlice, authAlicePass, "pii:basic").AccessToken
 		status, h, body := get(t, "/api/v0/users/1001/registration", only)
 		if status != 403 || h.Get("WWW-Authenticate") == "" {
 			t.Fatalf("%d %v %s", status, h, body)

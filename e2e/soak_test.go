@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -53,8 +54,6 @@ func TestSoak(t *testing.T) {
 		workers  = 4
 		interval = 20 * time.Millisecond // per worker: ~200 requests a second in all
 	)
-	maxRequests := int(duration/interval)*workers + workers
-	deadline := time.Now().Add(duration)
 
 	var mu sync.Mutex
 	stats := map[soakKind]*soakStats{}
@@ -101,59 +100,46 @@ func TestSoak(t *testing.T) {
 	// Role changes: one worker owns the ledger (role 3, hr, on four users).
 	const role = "3"
 	roleUsers := []int64{1001, 1002, 1003, 1004}
-	held := map[int64]bool{}
-	for _, id := range roleUsers {
-		r := mustSend(t, s, "GET", fmt.Sprintf("/api/v0/users/%d/roles", id), tracker, "", "")
-		held[id] = containsRole(r.body, role)
-	}
+	held := rolesHeld(t, s, tracker, role, roleUsers)
 	var ledgerErr error
 
-	var wg sync.WaitGroup
+	var mix []func(int) bool
 	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			tick := time.NewTicker(interval)
-			defer tick.Stop()
-			for i := 0; i < maxRequests/workers && time.Now().Before(deadline); i++ {
-				<-tick.C
-				switch {
-				case w == 0 && i%2 == 0: // role change
-					id := roleUsers[(i/2)%len(roleUsers)]
-					path := fmt.Sprintf("/api/v0/users/%d/roles/%s", id, role)
-					var r reply
-					var err error
-					if held[id] {
-						r, err = send(s, "DELETE", path, tracker, "", "")
-					} else {
-						r, err = send(s, "PUT", path, tracker, "application/json", `{"scope": "convention"}`)
+		tick := time.NewTicker(interval)
+		defer tick.Stop()
+		mix = append(mix, func(i int) bool {
+			<-tick.C
+			switch {
+			case w == 0 && i%2 == 0: // role change
+				id := roleUsers[(i/2)%len(roleUsers)]
+				method, path, body := roleChange(id, role, held[id])
+				r, err := send(s, method, path, tracker, body)
+				record("role change", r, err)
+				if err == nil && r.status == 204 {
+					held[id] = !held[id]
+				} else if err == nil && r.status < 500 {
+					mu.Lock()
+					if ledgerErr == nil {
+						ledgerErr = fmt.Errorf("%s: %d %s", path, r.status, r.body)
 					}
-					record("role change", r, err)
-					if err == nil && r.status == 204 {
-						held[id] = !held[id]
-					} else if err == nil && r.status < 500 {
-						mu.Lock()
-						if ledgerErr == nil {
-							ledgerErr = fmt.Errorf("%s: %d %s", path, r.status, r.body)
-						}
-						mu.Unlock()
-					}
-				case i%10 == 1: // token
-					r, err := tokenRequest(s, trackerID, trackerSecret, url.Values{"grant_type": {"client_credentials"}, "scope": {"user:read volunteer:read"}})
-					record("token", r, err)
-				case i%2 == 0: // read
-					paths := []string{"/api/v0/users/1001", "/api/v0/users/1003/roles", "/api/v0/users/1002/volunteer", "/api/v0/users/1001/registration", "/api/v0/roles"}
-					r, err := send(s, "GET", paths[(i/2+w)%len(paths)], tracker, "", "")
-					record("read", r, err)
-				default: // search
-					paths := []string{"/api/v0/users/search", "/api/v0/volunteers/search", "/api/v0/registration/search"}
-					r, err := send(s, "POST", paths[(i+w)%len(paths)], tracker, "application/json", `{"limit": 50}`)
-					record("search", r, err)
+					mu.Unlock()
 				}
+			case i%10 == 1: // token
+				r, err := tokenRequest(s, trackerID, trackerSecret, url.Values{"grant_type": {"client_credentials"}, "scope": {"user:read volunteer:read"}})
+				record("token", r, err)
+			case i%2 == 0: // read
+				paths := []string{"/api/v0/users/1001", "/api/v0/users/1003/roles", "/api/v0/users/1002/volunteer", "/api/v0/users/1001/registration", "/api/v0/roles"}
+				r, err := send(s, "GET", paths[(i/2+w)%len(paths)], tracker, "")
+				record("read", r, err)
+			default: // search
+				paths := []string{"/api/v0/users/search", "/api/v0/volunteers/search", "/api/v0/registration/search"}
+				r, err := send(s, "POST", paths[(i+w)%len(paths)], tracker, `{"limit": 50}`)
+				record("search", r, err)
 			}
-		}()
+			return true
+		})
 	}
-	wg.Wait()
+	startWorkers(0, time.Now().Add(duration), mix...).wait()
 	close(stopSampler)
 	<-samplerDone
 
@@ -216,13 +202,24 @@ func TestSoak(t *testing.T) {
 	}
 }
 
-// containsRole reports whether a role list body holds role.
-func containsRole(body, role string) bool { return strings.Contains(body, `"id":"`+role+`"`) }
-
 func mean(xs []int64) float64 {
 	var sum float64
 	for _, x := range xs {
 		sum += float64(x)
 	}
 	return sum / float64(len(xs))
+}
+
+// rssKiB reads VmRSS of pid from /proc.
+func rssKiB(pid int) (int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			return strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+		}
+	}
+	return 0, fmt.Errorf("no VmRSS for %d", pid)
 }

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -28,11 +29,9 @@ func TestTicketScopesInConsent(t *testing.T) {
 	authorize := func(t *testing.T, user, password, state string, inspect ...chromedp.Action) *oauth2.Token {
 		t.Helper()
 		verifier := oauth2.GenerateVerifier()
-		actions := []chromedp.Action{chromedp.Navigate(app.AuthCodeURL(state, oauth2.S256ChallengeOption(verifier))),
-			signIn(user, password), chromedp.WaitVisible(`button[value=authorize]`, chromedp.ByQuery)}
+		actions := []chromedp.Action{toConsent(app.AuthCodeURL(state, oauth2.S256ChallengeOption(verifier)), user, password)}
 		actions = append(actions, inspect...)
-		actions = append(actions, chromedp.Click(`button[value=authorize]`, chromedp.ByQuery), chromedp.WaitVisible(`#app-callback`, chromedp.ByQuery),
-			signOut(gw))
+		actions = append(actions, authorizeApp(), signOut(gw))
 		run(t, ctx, actions...)
 		q := cb.wait(t)
 		if q.Get("state") != state || q.Get("code") == "" {
@@ -51,7 +50,7 @@ func TestTicketScopesInConsent(t *testing.T) {
 		var ok bool
 		tok := authorize(t, authAlice, authAlicePass, "tickets-alice",
 			chromedp.Evaluate(`[...document.querySelectorAll("li.sensitive")].map(li => li.innerText)`, &sensitive),
-			chromedp.AttributeValue(`button[value=authorize]`, "class", &buttonClass, &ok, chromedp.ByQuery))
+			chromedp.AttributeValue(authorizeButton, "class", &buttonClass, &ok, chromedp.ByQuery))
 		if len(sensitive) != 2 || !strings.Contains(strings.Join(sensitive, " "), "admin:ticket:scan") ||
 			!strings.Contains(sensitive[0], "This is an administrative permission") || buttonClass != "danger" {
 			t.Fatalf("sensitive items %q, Authorize class %q", sensitive, buttonClass)
@@ -59,8 +58,8 @@ func TestTicketScopesInConsent(t *testing.T) {
 		if got := tok.Extra("scope"); got != "admin:ticket:read admin:ticket:scan pii:basic" {
 			t.Fatalf("granted %v", got)
 		}
-		if status, body := authCurrentUser(t, s, tok.AccessToken); status != 200 {
-			t.Fatalf("%d %s", status, body)
+		if r := mustSend(t, s, http.MethodGet, "/api/users/current", tok.AccessToken, ""); r.status != 200 {
+			t.Fatalf("%d %s", r.status, r.body)
 		}
 	})
 	t.Run("a user without them is asked for the rest, and the authorization works", func(t *testing.T) {
@@ -75,22 +74,16 @@ func TestTicketScopesInConsent(t *testing.T) {
 		if got := tok.Extra("scope"); got != "pii:basic" {
 			t.Fatalf("granted %v, want pii:basic (RFC 6749 §3.3: the scope says what was granted)", got)
 		}
-		status, body := authCurrentUser(t, s, tok.AccessToken)
-		if status != 200 || !strings.Contains(string(body), `"username":"bob"`) {
-			t.Fatalf("%d %s", status, body)
+		r := mustSend(t, s, http.MethodGet, "/api/users/current", tok.AccessToken, "")
+		if r.status != 200 || !strings.Contains(r.body, `"username":"bob"`) {
+			t.Fatalf("%d %s", r.status, r.body)
 		}
 	})
 	t.Run("the ticket scopes grant nothing yet", func(t *testing.T) {
-		only := authApp(gw, companionID, companionSecret, "admin:ticket:read")
-		verifier := oauth2.GenerateVerifier()
-		code := newAuthHTTPBrowser(t, gw).code(only.AuthCodeURL("tickets-only", oauth2.S256ChallengeOption(verifier)), authAlice, authAlicePass)
-		tok, err := only.Exchange(context.Background(), code, oauth2.VerifierOption(verifier))
-		if err != nil {
-			t.Fatal(err)
-		}
+		tok := userToken(t, gw, authApp(gw, companionID, companionSecret, "admin:ticket:read"), authAlice, authAlicePass)
 		for _, path := range []string{"/api/users/current", "/api/v0/users/1001/registration", "/api/v0/users/1001/orders", "/api/v0/users/1001"} {
-			if status := apiRequest(t, s, path, tok.AccessToken); status != 403 {
-				t.Errorf("%s with admin:ticket:read: %d, want 403", path, status)
+			if r := mustSend(t, s, http.MethodGet, path, tok.AccessToken, ""); r.status != 403 {
+				t.Errorf("%s with admin:ticket:read: %d, want 403", path, r.status)
 			}
 		}
 	})

@@ -21,6 +21,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/eventreg/eventreg/e2e/stack"
+	"github.com/eventreg/eventreg/libs/testkit"
 )
 
 // TestUpgradeWithoutOutage plays the upgrade of docs/deployment.md ("Upgrade")
@@ -57,7 +58,7 @@ func TestUpgradeWithoutOutage(t *testing.T) {
 	}
 	before := make([]string, len(reads))
 	for i, r := range reads {
-		before[i] = mustSend(t, s, r.method, r.path, token, contentTypeOf(r.body), r.body).body
+		before[i] = mustSend(t, s, r.method, r.path, token, r.body).body
 	}
 
 	// Writes beside the reads, through the same gateway and its reloads:
@@ -73,7 +74,7 @@ func TestUpgradeWithoutOutage(t *testing.T) {
 		workers = append(workers, func(i int) upgradeRequest {
 			r := reads[i%len(reads)]
 			return upgradeRequest{method: r.method, path: r.path, want: http.StatusOK,
-				build: func() *http.Request { return gatewayRequest(s, r.method, r.path, token, r.body) }}
+				build: func() (*http.Request, error) { return newRequest(s.GatewayURL, r.method, r.path, token, r.body) }}
 		})
 	}
 	workers = append(workers, writes.next)
@@ -184,17 +185,11 @@ func TestUpgradeWithoutOutage(t *testing.T) {
 	}
 	// Same volunteers data after as before (its API takes no writes).
 	for i, r := range reads {
-		if after := mustSend(t, s, r.method, r.path, token, contentTypeOf(r.body), r.body).body; after != before[i] {
-			t.Errorf("%s %s after the upgrade differs:\nbefore %.300s\nafter  %.300s", r.method, r.path, before[i], after)
+		after := mustSend(t, s, r.method, r.path, token, r.body).body
+		if diff := testkit.BytesDiff([]byte(before[i]), []byte(after)); diff != "" {
+			t.Errorf("%s %s after the upgrade differs (-before +after):\n%s", r.method, r.path, diff)
 		}
 	}
-}
-
-func contentTypeOf(body string) string {
-	if body == "" {
-		return ""
-	}
-	return "application/json"
 }
 
 // recordVersion writes schema_migrations as golang-migrate's PostgreSQL
@@ -220,20 +215,9 @@ func recordVersion(t *testing.T, conn *pgx.Conn, version int64, dirty bool) {
 // when set, is called once it came.
 type upgradeRequest struct {
 	method, path string
-	build        func() *http.Request
+	build        func() (*http.Request, error)
 	want         int
 	ok           func()
-}
-
-// gatewayRequest is a request through the gateway with a bearer token (and
-// a JSON body when body is not empty).
-func gatewayRequest(s *stack.Stack, method, path, token, body string) *http.Request {
-	req, _ := http.NewRequest(method, s.GatewayURL+path, strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+token)
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	return req
 }
 
 // upgradeWrites makes the writes of the upgrade load, one at a time:
@@ -249,15 +233,7 @@ type upgradeWrites struct {
 
 func newUpgradeWrites(t *testing.T, s *stack.Stack, token, role string, ids []int64) *upgradeWrites {
 	t.Helper()
-	w := &upgradeWrites{s: s, token: token, role: role, ids: ids, held: map[int64]bool{}}
-	for _, id := range ids {
-		r := mustSend(t, s, "GET", fmt.Sprintf("/api/v0/users/%d/roles", id), token, "", "")
-		if r.status != http.StatusOK {
-			t.Fatalf("roles of %d: %d %s", id, r.status, r.body)
-		}
-		w.held[id] = strings.Contains(r.body, `"id":"`+role+`"`)
-	}
-	return w
+	return &upgradeWrites{s: s, token: token, role: role, ids: ids, held: rolesHeld(t, s, token, role, ids)}
 }
 
 // next is the write worker's i-th request.
@@ -265,69 +241,51 @@ func (w *upgradeWrites) next(i int) upgradeRequest {
 	if i%2 == 0 {
 		// A token grant: a POST that changes nothing, so it may be resent.
 		return upgradeRequest{method: "POST", path: "/api/oauth/token", want: http.StatusOK, ok: func() { w.grants.Add(1) },
-			build: func() *http.Request {
-				req, _ := http.NewRequest(http.MethodPost, w.s.GatewayURL+"/api/oauth/token",
-					strings.NewReader(url.Values{"grant_type": {"client_credentials"}, "scope": {"volunteer:read"}}.Encode()))
-				req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-				req.SetBasicAuth(trackerID, trackerSecret)
-				return req
+			build: func() (*http.Request, error) {
+				return newFormRequest(w.s.GatewayURL, "/api/oauth/token", trackerID, trackerSecret,
+					url.Values{"grant_type": {"client_credentials"}, "scope": {"volunteer:read"}}), nil
 			}}
 	}
 	// A role change: PUT grants, DELETE removes; both are idempotent.
 	id := w.ids[(i/2)%len(w.ids)]
-	path := fmt.Sprintf("/api/v0/users/%d/roles/%s", id, w.role)
-	method, body := http.MethodPut, `{"scope": "global"}`
-	if w.held[id] {
-		method, body = http.MethodDelete, ""
-	}
+	method, path, body := roleChange(id, w.role, w.held[id])
 	return upgradeRequest{method: method, path: path, want: http.StatusNoContent,
 		ok:    func() { w.held[id] = !w.held[id]; w.roleChanges.Add(1) },
-		build: func() *http.Request { return gatewayRequest(w.s, method, path, w.token, body) }}
+		build: func() (*http.Request, error) { return newRequest(w.s.GatewayURL, method, path, w.token, body) }}
 }
 
 // upgradeLoad is a few workers repeating requests through the gateway until
 // stopped or their time is up; every answer but the one wanted, and every
 // transport error but the one request resends, is a failure.
 type upgradeLoad struct {
-	hc       *http.Client
-	sent     atomic.Int64
-	resent   atomic.Int64
-	mu       sync.Mutex
-	failed   []string
-	done     chan struct{}
-	stopOnce sync.Once
-	wg       sync.WaitGroup
+	hc     *http.Client
+	sent   atomic.Int64
+	resent atomic.Int64
+	mu     sync.Mutex
+	failed []string
+	*workers
 }
 
 // startUpgradeLoad runs one goroutine per worker; worker(i) is its i-th request.
 func startUpgradeLoad(hc *http.Client, workers []func(i int) upgradeRequest, limit time.Duration) *upgradeLoad {
-	l := &upgradeLoad{hc: hc, done: make(chan struct{})}
-	deadline := time.Now().Add(limit)
-	for w, worker := range workers {
-		l.wg.Add(1)
-		go func() {
-			defer l.wg.Done()
-			for i := w; time.Now().Before(deadline); i++ {
-				select {
-				case <-l.done:
-					return
-				default:
-				}
-				r := worker(i)
-				got, err := l.do(r)
-				l.sent.Add(1)
-				if err != nil || got.status != r.want {
-					l.mu.Lock()
-					l.failed = append(l.failed, fmt.Sprintf("%s %s at %s: %v %d %.200s", r.method, r.path, time.Now().Format("15:04:05.000"), err, got.status, got.body))
-					l.mu.Unlock()
-					continue
-				}
-				if r.ok != nil {
-					r.ok()
-				}
+	l := &upgradeLoad{hc: hc}
+	var fns []func(int) bool
+	for _, worker := range workers {
+		fns = append(fns, func(i int) bool {
+			r := worker(i)
+			got, err := l.do(r)
+			l.sent.Add(1)
+			if err != nil || got.status != r.want {
+				l.mu.Lock()
+				l.failed = append(l.failed, fmt.Sprintf("%s %s at %s: %v %d %.200s", r.method, r.path, time.Now().Format("15:04:05.000"), err, got.status, got.body))
+				l.mu.Unlock()
+			} else if r.ok != nil {
+				r.ok()
 			}
-		}()
+			return true
+		})
 	}
+	l.workers = startWorkers(0, time.Now().Add(limit), fns...)
 	return l
 }
 
@@ -346,20 +304,19 @@ func (l *upgradeLoad) do(r upgradeRequest) (reply, error) {
 		GotConn:              func(info httptrace.GotConnInfo) { reused = info.Reused },
 		GotFirstResponseByte: func() { answered = true },
 	}
-	req := r.build()
-	resp, err := l.hc.Do(req.WithContext(httptrace.WithClientTrace(context.Background(), trace)))
+	req, err := r.build()
 	if err != nil {
-		if reused && !answered && closedBeforeAnswer(err) {
-			l.resent.Add(1)
-			resp, err = l.hc.Do(r.build())
-		}
-		if err != nil {
+		return reply{}, err
+	}
+	got, err := do(l.hc, req.WithContext(httptrace.WithClientTrace(context.Background(), trace)))
+	if err != nil && reused && !answered && closedBeforeAnswer(err) {
+		l.resent.Add(1)
+		if req, err = r.build(); err != nil {
 			return reply{}, err
 		}
+		got, err = do(l.hc, req)
 	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	return reply{status: resp.StatusCode, body: string(b)}, err
+	return got, err
 }
 
 // closedBeforeAnswer reports the errors Go's transport gives for a request
@@ -385,76 +342,10 @@ func (l *upgradeLoad) hold(t *testing.T, d time.Duration) {
 	})
 }
 
-func (l *upgradeLoad) stop() {
-	l.stopOnce.Do(func() { close(l.done) })
-	l.wg.Wait()
-}
-
 func (l *upgradeLoad) failures() []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return append([]string(nil), l.failed...)
-}
-
-// readinessPolls GETs a service's ops /readyz at an interval, as a
-// readiness probe would, counting polls and keeping every answer but a 200.
-type readinessPolls struct {
-	polls    atomic.Int64
-	mu       sync.Mutex
-	failed   []string
-	done     chan struct{}
-	stopOnce sync.Once
-	wg       sync.WaitGroup
-}
-
-func startReadinessPolls(opsURL string, every time.Duration) *readinessPolls {
-	p := &readinessPolls{done: make(chan struct{})}
-	p.wg.Add(1)
-	go func() {
-		defer p.wg.Done()
-		tick := time.NewTicker(every)
-		defer tick.Stop()
-		for {
-			select {
-			case <-p.done:
-				return
-			case <-tick.C:
-			}
-			p.polls.Add(1)
-			if bad := readyzOnce(opsURL); bad != "" {
-				p.mu.Lock()
-				p.failed = append(p.failed, bad)
-				p.mu.Unlock()
-			}
-		}
-	}()
-	return p
-}
-
-func (p *readinessPolls) stop() {
-	p.stopOnce.Do(func() { close(p.done) })
-	p.wg.Wait()
-}
-
-func (p *readinessPolls) failures() []string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return append([]string(nil), p.failed...)
-}
-
-// readyzOnce asks /readyz once: "" for a 200, else what came back.
-func readyzOnce(opsURL string) string {
-	c := http.Client{Timeout: 3 * time.Second}
-	resp, err := c.Get(opsURL + "/readyz")
-	if err != nil {
-		return err.Error()
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 500))
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Sprintf("%d %s", resp.StatusCode, strings.TrimSpace(string(body)))
-	}
-	return ""
 }
 
 // upstreamCounts counts the gateway's access-log lines whose uri starts with

@@ -1,22 +1,14 @@
 package e2e
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
-	"path/filepath"
-	"reflect"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
-	"github.com/eventreg/eventreg/e2e/stack"
 	"github.com/eventreg/eventreg/libs/testkit"
 )
 
@@ -27,31 +19,14 @@ import (
 // request with an independent JOSE library. The receiver goes down and comes
 // back, and the delivering process is killed mid-delivery.
 func TestWebhooks(t *testing.T) {
-	s := stack.Start(t, stack.Options{Env: map[string]string{
-		"WEBHOOK_ALLOWED_NETWORKS": "127.0.0.1/32",
-		"WEBHOOK_RETRY_BASE":       "100ms",
-		"WEBHOOK_TIMEOUT":          "2s",
-		"WEBHOOK_LEASE":            "4s",
-		"WEBHOOK_POLL_INTERVAL":    "250ms",
-	}})
+	s := startWithWebhooks(t, map[string]string{"WEBHOOK_TIMEOUT": "2s", "WEBHOOK_LEASE": "4s"})
 	recv := startWebhookReceiver(t, s.GatewayURL, s.Issuer)
-	// The demo import's events reach auth before any app subscribes: an
-	// event is fanned out to the subscriptions of the moment it arrives.
-	waitForEmptyOutboxes(t, s)
+	waitForEmptyOutboxes(t, s) // the demo import's events reach auth before any app subscribes
 
 	// A second app that may read users and volunteers but not registrations.
-	out := s.Command(t, "auth", "clients", "create", "--name", "Shift Board", "--description", "Plans volunteer shifts",
-		"--kind", "service", "--scopes", "user:read volunteer:read webhook:manage", "-o", "json")
-	var board struct {
-		ID     int64  `json:"client_id"`
-		Secret string `json:"client_secret"`
-	}
-	if err := json.Unmarshal([]byte(out), &board); err != nil {
-		t.Fatalf("clients create: %s", out)
-	}
-	boardID := fmt.Sprint(board.ID)
+	boardID, boardSecret := createClient(t, s, "Shift Board", "Plans volunteer shifts", "service", "user:read volunteer:read webhook:manage")
 	trackerTok := serviceToken(t, s, trackerID, trackerSecret, "webhook:manage", "user:roles:update", "user:read", "volunteer:read", "registration:read")
-	boardTok := serviceToken(t, s, boardID, board.Secret, "webhook:manage", "user:read", "volunteer:read")
+	boardTok := serviceToken(t, s, boardID, boardSecret, "webhook:manage", "user:read", "volunteer:read")
 	tokens := map[string]string{trackerID: trackerTok, boardID: boardTok}
 
 	nonRegistration := []string{"volunteer-submitted", "volunteer-updated", "volunteer-assigned", "volunteer-unassigned", "volunteer-deleted", "user-updated"}
@@ -84,14 +59,14 @@ func TestWebhooks(t *testing.T) {
 			t.Fatalf("board: %d %s", r.status, r.body)
 		}
 		boardSub = jsonField(t, r.body, "id")
-		if r := mustSend(t, s, http.MethodGet, "/api/v0/webhooks/"+boardSub, trackerTok, "", ""); r.status != http.StatusNotFound {
+		if r := mustSend(t, s, http.MethodGet, "/api/v0/webhooks/"+boardSub, trackerTok, ""); r.status != http.StatusNotFound {
 			t.Errorf("another app's subscription: %d %s", r.status, r.body)
 		}
-		if r := mustSend(t, s, http.MethodGet, "/api/v0/webhooks", boardTok, "", ""); r.status != http.StatusOK ||
+		if r := mustSend(t, s, http.MethodGet, "/api/v0/webhooks", boardTok, ""); r.status != http.StatusOK ||
 			strings.Count(r.body, `"url"`) != 1 || !strings.Contains(r.body, boardSub) {
 			t.Errorf("the board's list: %d %s", r.status, r.body)
 		}
-		if r := mustSend(t, s, http.MethodGet, "/api/v0/webhooks", serviceToken(t, s, trackerID, trackerSecret, "user:read"), "", ""); r.status != http.StatusForbidden {
+		if r := mustSend(t, s, http.MethodGet, "/api/v0/webhooks", serviceToken(t, s, trackerID, trackerSecret, "user:read"), ""); r.status != http.StatusForbidden {
 			t.Errorf("a token without webhook:manage: %d %s", r.status, r.body)
 		}
 	})
@@ -101,23 +76,23 @@ func TestWebhooks(t *testing.T) {
 
 	t.Run("an operator's disable sticks until an operator lifts it", func(t *testing.T) {
 		s.Command(t, "auth", "webhooks", "disable", boardSub)
-		r := mustSend(t, s, http.MethodPatch, "/api/v0/webhooks/"+boardSub, boardTok, "application/json", `{"state":"active"}`)
+		r := mustSend(t, s, http.MethodPatch, "/api/v0/webhooks/"+boardSub, boardTok, `{"state":"active"}`)
 		if r.status != http.StatusForbidden || !strings.Contains(r.body, `"access"`) {
 			t.Errorf("the app enabling what an operator disabled: %d %s", r.status, r.body)
 		}
-		if r := mustSend(t, s, http.MethodGet, "/api/v0/webhooks/"+boardSub, boardTok, "", ""); !strings.Contains(r.body, `"state":"disabled"`) ||
+		if r := mustSend(t, s, http.MethodGet, "/api/v0/webhooks/"+boardSub, boardTok, ""); !strings.Contains(r.body, `"state":"disabled"`) ||
 			!strings.Contains(r.body, `"disabledBy":"operator"`) {
 			t.Errorf("after the app's PATCH: %d %s", r.status, r.body)
 		}
 		s.Command(t, "auth", "webhooks", "enable", boardSub)
-		if r := mustSend(t, s, http.MethodGet, "/api/v0/webhooks/"+boardSub, boardTok, "", ""); !strings.Contains(r.body, `"state":"active"`) {
+		if r := mustSend(t, s, http.MethodGet, "/api/v0/webhooks/"+boardSub, boardTok, ""); !strings.Contains(r.body, `"state":"active"`) {
 			t.Fatalf("after the operator enabled it: %d %s", r.status, r.body)
 		}
 	})
 
 	t.Run("each change reaches each subscribed app once, rendered as the read API renders it", func(t *testing.T) {
 		// Through the API and the admin CLI: role memberships.
-		if r := mustSend(t, s, http.MethodPut, "/api/v0/users/1002/roles/5", trackerTok, "application/json", `{"scope":"convention"}`); r.status/100 != 2 {
+		if r := mustSend(t, s, http.MethodPut, "/api/v0/users/1002/roles/5", trackerTok, `{"scope":"convention"}`); r.status/100 != 2 {
 			t.Fatalf("PUT role: %d %s", r.status, r.body)
 		}
 		s.Command(t, "users", "roles", "grant", "1001", "4", "--scope", "global")
@@ -144,9 +119,9 @@ func TestWebhooks(t *testing.T) {
 		for app, ds := range got {
 			for _, d := range ds {
 				path := readPathOf(t, d)
-				r := mustSend(t, s, http.MethodGet, path, tokens[app], "", "")
-				if r.status != http.StatusOK || !sameJSON(d.Data, []byte(r.body)) {
-					t.Errorf("app %s, %s: the event's data is not GET %s (%d)\nevent: %s\nread:  %s", app, d.Event, path, r.status, d.Data, r.body)
+				r := mustSend(t, s, http.MethodGet, path, tokens[app], "")
+				if diff := testkit.JSONDiff([]byte(r.body), d.Data); r.status != http.StatusOK || diff != "" {
+					t.Errorf("app %s, %s: the event's data is not GET %s (%d) (-read +event):\n%s", app, d.Event, path, r.status, diff)
 				}
 			}
 		}
@@ -156,8 +131,8 @@ func TestWebhooks(t *testing.T) {
 		s.Command(t, "volunteers", "delete", "1001")
 		mark := len(recv.deliveries())
 		deleted := waitForDeliveries(t, recv, map[string][]string{trackerID: {"volunteer-deleted 1001"}, boardID: {"volunteer-deleted 1001"}}, mark)
-		if !sameJSON(deleted[trackerID][0].Data, submitted.Data) {
-			t.Errorf("volunteer-deleted carries %s, want the record as submitted %s", deleted[trackerID][0].Data, submitted.Data)
+		if diff := testkit.JSONDiff(submitted.Data, deleted[trackerID][0].Data); diff != "" {
+			t.Errorf("volunteer-deleted does not carry the record as submitted (-submitted +deleted):\n%s", diff)
 		}
 	})
 
@@ -172,7 +147,7 @@ func TestWebhooks(t *testing.T) {
 		// The tracker's deliveries are failing and being retried; the
 		// receiver is a private target, so nothing of its answer is shown.
 		eventually(t, 30*time.Second, "failed attempts recorded", func() error {
-			r := mustSend(t, s, http.MethodGet, "/api/v0/webhooks/"+trackerSub+"/deliveries?state=pending", trackerTok, "", "")
+			r := mustSend(t, s, http.MethodGet, "/api/v0/webhooks/"+trackerSub+"/deliveries?state=pending", trackerTok, "")
 			if r.status != http.StatusOK || !strings.Contains(r.body, `"lastStatus":503`) {
 				return fmt.Errorf("%d %.300s", r.status, r.body)
 			}
@@ -279,158 +254,6 @@ func TestWebhooks(t *testing.T) {
 	})
 }
 
-// subscribe posts a subscription with token.
-func subscribe(t *testing.T, s *stack.Stack, token, url string, events []string) reply {
-	t.Helper()
-	b, _ := json.Marshal(map[string]any{"url": url, "events": events, "description": "e2e"})
-	return mustSend(t, s, http.MethodPost, "/api/v0/webhooks", token, "application/json", string(b))
-}
-
-func jsonField(t *testing.T, body, field string) string {
-	t.Helper()
-	var m map[string]any
-	if err := json.Unmarshal([]byte(body), &m); err != nil {
-		t.Fatalf("%s: %v", body, err)
-	}
-	v, _ := m[field].(string)
-	if v == "" {
-		t.Fatalf("no %s in %s", field, body)
-	}
-	return v
-}
-
-// importFixture writes a fixture document with sections and runs
-// `<service> import` on it.
-func importFixture(t *testing.T, s *stack.Stack, service string, sections map[string]any) {
-	t.Helper()
-	doc := map[string]any{"conventionId": "2026"}
-	for k, v := range sections {
-		doc[k] = v
-	}
-	b, _ := json.Marshal(doc)
-	path := filepath.Join(t.TempDir(), "fixture.json")
-	if err := os.WriteFile(path, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	s.Command(t, service, "import", path)
-}
-
-// volunteerRecord is a fixture volunteer with departments (id, states) and
-// an "Hours available" option when hours > 0.
-func volunteerRecord(userID int64, deps [][2]any, hours int) map[string]any {
-	var ds []any
-	for _, d := range deps {
-		ds = append(ds, map[string]any{"id": d[0], "states": d[1]})
-	}
-	opts := []any{map[string]any{"name": "Shirt size", "type": "select", "value": "M"}}
-	if hours > 0 {
-		opts = append(opts, map[string]any{"name": "Hours available", "type": "number", "value": hours})
-	}
-	return map[string]any{"userId": userID, "departments": ds, "options": opts,
-		"contactMethods": []any{map[string]any{"name": "email", "value": fmt.Sprintf("u%d@example.org", userID), "isPrimary": true}}}
-}
-
-func registrationRecord(userID int64, badge string) map[string]any {
-	return map[string]any{"userId": userID, "badgeName": badge, "status": "unpaid", "productId": "5",
-		"productName": "Attendee", "productDisplayName": nil, "options": []any{map[string]any{"name": "Days", "type": "multi", "value": []string{"Sat"}}}}
-}
-
-// userRecord is the demo fixture's user with a new preferred name.
-func userRecord(t *testing.T, id int64, preferred string) map[string]any {
-	t.Helper()
-	users, _ := demoFixture(t)["users"].([]any)
-	for _, u := range users {
-		if u, ok := u.(map[string]any); ok && fmt.Sprint(u["id"]) == fmt.Sprint(id) {
-			u["preferredName"] = preferred
-			return u
-		}
-	}
-	t.Fatalf("no user %d in the demo fixture", id)
-	return nil
-}
-
-// eventKey names a delivery by its type and the user it is about.
-func eventKey(t *testing.T, d webhookDelivery) string {
-	t.Helper()
-	var v struct {
-		ID   string
-		User struct{ ID string }
-	}
-	if err := json.Unmarshal(d.Data, &v); err != nil {
-		t.Fatalf("%s data %s: %v", d.Event, d.Data, err)
-	}
-	if strings.HasPrefix(d.Event, "user-") {
-		return d.Event + " " + v.ID
-	}
-	return d.Event + " " + v.User.ID
-}
-
-// waitForDeliveries waits until the deliveries after the first mark are,
-// per app, exactly want (as sorted "event userId" keys), and returns them per
-// app in arrival order. A delivery of an event the app received before (at
-// least once: its answer was lost) is not counted again.
-func waitForDeliveries(t *testing.T, recv *webhookReceiver, want map[string][]string, mark int) map[string][]webhookDelivery {
-	t.Helper()
-	var byApp map[string][]webhookDelivery
-	check := func() error {
-		byApp = map[string][]webhookDelivery{}
-		seen := map[string]bool{}
-		for i, d := range recv.deliveries() {
-			if seen[d.App+" "+d.EventID] {
-				continue // a redelivery of an event whose answer was lost
-			}
-			seen[d.App+" "+d.EventID] = true
-			if i >= mark {
-				byApp[d.App] = append(byApp[d.App], d)
-			}
-		}
-		for app, keys := range want {
-			var got []string
-			for _, d := range byApp[app] {
-				got = append(got, eventKey(t, d))
-			}
-			sort.Strings(got)
-			w := append([]string(nil), keys...)
-			sort.Strings(w)
-			if !reflect.DeepEqual(got, w) {
-				return fmt.Errorf("app %s has %v, want %v", app, got, w)
-			}
-		}
-		for app := range byApp {
-			if _, ok := want[app]; !ok {
-				return fmt.Errorf("app %s got deliveries it should not: %d", app, len(byApp[app]))
-			}
-		}
-		return nil
-	}
-	eventually(t, 45*time.Second, "deliveries", check)
-	time.Sleep(500 * time.Millisecond) // nothing more arrives (no extra event)
-	if err := check(); err != nil {
-		t.Fatal(err)
-	}
-	return byApp
-}
-
-// readPathOf is the read API path that renders the object of d.
-func readPathOf(t *testing.T, d webhookDelivery) string {
-	t.Helper()
-	key := eventKey(t, d)
-	id := key[strings.LastIndex(key, " ")+1:]
-	switch {
-	case strings.HasPrefix(d.Event, "user-"):
-		return "/api/v0/users/" + id
-	case strings.HasPrefix(d.Event, "registration-"):
-		return "/api/v0/users/" + id + "/registration"
-	default:
-		return "/api/v0/users/" + id + "/volunteer"
-	}
-}
-
-func sameJSON(a, b []byte) bool {
-	var x, y any
-	return json.Unmarshal(a, &x) == nil && json.Unmarshal(b, &y) == nil && reflect.DeepEqual(x, y)
-}
-
 // optionValue is the value of a volunteer's option.
 func optionValue(t *testing.T, data []byte, name string) string {
 	t.Helper()
@@ -451,29 +274,17 @@ func optionValue(t *testing.T, data []byte, name string) string {
 	return ""
 }
 
-// waitForEmptyOutboxes waits until the producers have relayed every event
-// their outboxes hold to auth.
-func waitForEmptyOutboxes(t *testing.T, s *stack.Stack) {
+// jsonField is the string field of a JSON object body; it fails t when
+// there is none.
+func jsonField(t *testing.T, body, field string) string {
 	t.Helper()
-	ctx := context.Background()
-	for _, svc := range []string{"users", "volunteers", "registrations", "dealers"} {
-		conn, err := pgx.Connect(ctx, s.DatabaseURL(svc))
-		if err != nil {
-			t.Fatal(err)
-		}
-		err = testkit.Poll(ctx, 30*time.Second, func(ctx context.Context) error {
-			var n int
-			if err := conn.QueryRow(ctx, "SELECT count(*) FROM outbox").Scan(&n); err != nil {
-				return err
-			}
-			if n > 0 {
-				return fmt.Errorf("%s's outbox holds %d events", svc, n)
-			}
-			return nil
-		})
-		_ = conn.Close(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
+	var m map[string]any
+	if err := json.Unmarshal([]byte(body), &m); err != nil {
+		t.Fatalf("%s: %v", body, err)
 	}
+	v, _ := m[field].(string)
+	if v == "" {
+		t.Fatalf("no %s in %s", field, body)
+	}
+	return v
 }

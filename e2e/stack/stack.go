@@ -306,12 +306,12 @@ func Launch(ctx context.Context, cfg Config) (s *Stack, err error) {
 			continue
 		}
 		svc := s.Services[name]
-		if _, err := svc.run(ctx, "migrate", "up"); err != nil {
+		if _, err := svc.Run(ctx, nil, "migrate", "up"); err != nil {
 			return s, err
 		}
 		if cfg.Fixture != "" {
 			say("importing %s into %s", filepath.Base(cfg.Fixture), name)
-			if _, err := svc.run(ctx, "import", cfg.Fixture); err != nil {
+			if _, err := svc.Run(ctx, nil, "import", cfg.Fixture); err != nil {
 				return s, err
 			}
 		}
@@ -421,18 +421,6 @@ func (s *Stack) httpsOrigin() string {
 // admin commands by hand.
 func (svc *Service) Env() []string { return append([]string(nil), svc.env...) }
 
-// run executes the service binary with args and returns its stdout.
-func (svc *Service) run(ctx context.Context, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, svc.bin, args...)
-	cmd.Env = svc.env
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		return stdout.String(), fmt.Errorf("%s %s: %v\n%s%s", svc.Name, strings.Join(args, " "), err, stdout.String(), stderr.String())
-	}
-	return stdout.String(), nil
-}
-
 // Run executes `<service> args...` with the service's environment.
 func (svc *Service) Run(ctx context.Context, stdin io.Reader, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, svc.bin, args...)
@@ -441,7 +429,7 @@ func (svc *Service) Run(ctx context.Context, stdin io.Reader, args ...string) (s
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		return stdout.String(), fmt.Errorf("%s %s: %v\n%s", svc.Name, strings.Join(args, " "), err, stderr.String())
+		return stdout.String(), fmt.Errorf("%s %s: %v\n%s%s", svc.Name, strings.Join(args, " "), err, stdout.String(), stderr.String())
 	}
 	return stdout.String(), nil
 }

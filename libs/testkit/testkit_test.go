@@ -120,3 +120,30 @@ func TestFreePortIsOutsideTheEphemeralRange(t *testing.T) {
 		ln.Close()
 	}
 }
+
+func TestJSONDiffNamesTheFieldThatDiffers(t *testing.T) {
+	if d := testkit.JSONDiff([]byte(`{"a": 1, "b": [1, 2]}`), []byte(`{"b":[1,2],"a":1}`)); d != "" {
+		t.Errorf("the same document in another layout differs: %s", d)
+	}
+	d := testkit.JSONDiff([]byte(`{"name": "alice", "id": "1001"}`), []byte(`{"name": "bob", "id": "1001"}`))
+	// go-cmp varies its spacing on purpose: only the values are matched.
+	alice, bob := strings.Index(d, `string("alice")`), strings.Index(d, `string("bob")`)
+	if alice < 0 || bob < alice {
+		t.Errorf("the diff should show the differing field, want then got: %s", d)
+	}
+	if d := testkit.JSONDiff([]byte(`{}`), []byte(`not json`)); !strings.Contains(d, "got is not JSON") {
+		t.Errorf("a body that is not JSON: %q", d)
+	}
+}
+
+func TestBytesDiffTellsLayoutFromValues(t *testing.T) {
+	if d := testkit.BytesDiff([]byte(`{"a":1}`), []byte(`{"a":1}`)); d != "" {
+		t.Errorf("the same bytes: %s", d)
+	}
+	if d := testkit.BytesDiff([]byte(`{"a":1,"b":2}`), []byte(`{"b":2,"a":1}`)); !strings.Contains(d, "the same values in other bytes") {
+		t.Errorf("other key order: %s", d)
+	}
+	if d := testkit.BytesDiff([]byte(`{"a":1}`), []byte(`{"a":2}`)); !strings.Contains(d, "float64(1)") || !strings.Contains(d, "float64(2)") {
+		t.Errorf("another value: %s", d)
+	}
+}

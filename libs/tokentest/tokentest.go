@@ -71,6 +71,13 @@ func (s *Server) Service(t testing.TB, scopes ...string) string {
 	return s.Sign(t, "client:501", time.Now().Add(time.Hour), scopes...)
 }
 
+// ForUser returns a token acting for the user userID (OBO: the user is its
+// subject) with scopes, valid for an hour.
+func (s *Server) ForUser(t testing.TB, userID string, scopes ...string) string {
+	t.Helper()
+	return s.Sign(t, userID, time.Now().Add(time.Hour), scopes...)
+}
+
 // Expired returns a service token that expired an hour ago.
 func (s *Server) Expired(t testing.TB, scopes ...string) string {
 	t.Helper()

@@ -13,6 +13,7 @@ require (
 
 require (
 	github.com/go-json-experiment/json v1.27.2 // indirect
+	github.com/google/go-cmp v0.7.0 // indirect
 	github.com/lestrrat-go/jwx/v2 v2.1.7 // indirect
 )
 

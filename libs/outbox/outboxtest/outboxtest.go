@@ -14,6 +14,7 @@ import (
 
 	"github.com/eventreg/eventreg/libs/authapi"
 	"github.com/eventreg/eventreg/libs/outbox"
+	"github.com/eventreg/eventreg/libs/testkit"
 )
 
 // Rows returns the events waiting in the outbox, in id order.
@@ -74,6 +75,21 @@ func Expect(t testing.TB, pool *pgxpool.Pool, render outbox.RenderFunc, check fu
 	Clear(t, pool)
 }
 
+// RenderedUser renders the one event waiting in the outbox with render and
+// returns its "user" object: how the event shows a user.
+func RenderedUser(t testing.TB, pool *pgxpool.Pool, render outbox.RenderFunc) map[string]any {
+	t.Helper()
+	data, err := render(context.Background(), Rows(t, pool))
+	if err != nil || len(data) != 1 {
+		t.Fatalf("rendering the waiting events: %d, %v", len(data), err)
+	}
+	var got struct{ User map[string]any }
+	if err := json.Unmarshal(data[0], &got); err != nil {
+		t.Fatal(err)
+	}
+	return got.User
+}
+
 // SamePayload fails t unless the payload of r, decoded into a T, encodes as
 // stored does: the event carries the object as the store reads it.
 func SamePayload[T any](t testing.TB, r outbox.Row, stored T) {
@@ -84,8 +100,18 @@ func SamePayload[T any](t testing.TB, r outbox.Row, stored T) {
 	}
 	a, _ := json.Marshal(payload)
 	b, _ := json.Marshal(stored)
-	if string(a) != string(b) {
-		t.Fatalf("payload of %s:\n%s\nas the store reads it:\n%s", r.Resource, a, b)
+	if diff := testkit.JSONDiff(b, a); diff != "" {
+		t.Fatalf("payload of %s is not the object as the store reads it (-store +payload):\n%s", r.Resource, diff)
+	}
+}
+
+// SameAsRead fails t unless data, what an event about resource carries, is
+// byte for byte read, what the read API answers for it; it shows the fields
+// that differ (-read +event).
+func SameAsRead(t testing.TB, resource string, data, read []byte) {
+	t.Helper()
+	if diff := testkit.BytesDiff(read, data); diff != "" {
+		t.Fatalf("the event about %s is not what the read API answers (-read +event):\n%s", resource, diff)
 	}
 }
 

@@ -166,40 +166,12 @@ func TestSearchDealers(t *testing.T) {
 			t.Fatalf("a dealer without applications: %s", r.Body)
 		}
 	})
-	t.Run("filter.userIds takes strings and numbers", func(t *testing.T) {
-		r := e.search(t, token, `{"filter": {"userIds": ["1005", 1001, "1003", "9999"]}}`)
-		var p pageBody
-		r.JSON(t, &p)
-		if r.Status != 200 || ids(p) != "11,15" {
-			t.Fatalf("%d %s", r.Status, r.Body)
-		}
-	})
-	t.Run("an empty userIds list matches nothing", func(t *testing.T) {
-		r := e.search(t, token, `{"filter": {"userIds": []}}`)
-		if r.Status != 200 || !strings.Contains(string(r.Body), `"data":[]`) {
-			t.Fatalf("%d %s", r.Status, r.Body)
-		}
-	})
-	t.Run("an empty body, a null filter and null userIds are no filter", func(t *testing.T) {
-		for _, body := range []string{``, `{"filter": null}`, `{"filter": {}}`, `{"filter": {"userIds": null}}`} {
+	e.CheckUserIDFilter(t, resourcetest.UserIDFilter{Path: "/api/v0/dealers/search", Token: token, Mixed: "11,15", All: "11,12,15",
+		Keys: func(t testing.TB, r resourcetest.Response) string {
 			var p pageBody
-			r := e.search(t, token, body)
 			r.JSON(t, &p)
-			if r.Status != 200 || ids(p) != "11,12,15" {
-				t.Fatalf("%q: %d %s", body, r.Status, r.Body)
-			}
-		}
-	})
-	t.Run("limit above 100 is treated as 100 and a numeric string is a limit", func(t *testing.T) {
-		for body, want := range map[string]string{`{"limit": 1000}`: "11,12,15", `{"limit": "2"}`: "11,12"} {
-			var p pageBody
-			r := e.search(t, token, body)
-			r.JSON(t, &p)
-			if r.Status != 200 || ids(p) != want {
-				t.Fatalf("%s: %d %s", body, r.Status, r.Body)
-			}
-		}
-	})
+			return ids(p)
+		}})
 	t.Run("100 ids are accepted", func(t *testing.T) {
 		var list []string
 		for i := 1; i <= 100; i++ {
@@ -282,42 +254,14 @@ func TestPaginationWalkSeesEachDealerOnce(t *testing.T) {
 	e.importDealers(t, convention, recs...)
 	token := e.Tokens.Service(t, "vendor:read")
 
+	// walk is the ids of the dealers a walk with pages of limit sees.
 	walk := func(t *testing.T, limit int, filter string) []string {
 		t.Helper()
-		e.Users.Reset()
 		var seen []string
-		next, pages := "", 0
-		for {
-			body := fmt.Sprintf(`{"limit": %d%s`, limit, filter)
-			if next != "" {
-				body += `, "nextPage": "` + next + `"`
-			}
-			r := e.search(t, token, body+"}")
-			if r.Status != 200 {
-				t.Fatalf("page %d: %d %s", pages, r.Status, r.Body)
-			}
-			var p pageBody
-			r.JSON(t, &p)
-			pages++
-			if len(p.Data) > limit {
-				t.Fatalf("page of %d for limit %d", len(p.Data), limit)
-			}
-			for _, d := range p.Data {
+		for _, page := range resourcetest.WalkSearch[dealerBody](t, e.Env, "/api/v0/dealers/search", token, limit, filter) {
+			for _, d := range page {
 				seen = append(seen, d.ID)
 			}
-			if !p.HasMore {
-				if p.NextPage != nil {
-					t.Fatal("nextPage set on the last page")
-				}
-				break
-			}
-			next = *p.NextPage
-			if pages > 1000 {
-				t.Fatal("pagination does not end")
-			}
-		}
-		if calls := e.Users.Calls(); len(calls) > pages {
-			t.Fatalf("%d users calls for %d pages", len(calls), pages)
 		}
 		return seen
 	}
@@ -333,7 +277,7 @@ func TestPaginationWalkSeesEachDealerOnce(t *testing.T) {
 		}
 	})
 	t.Run("a filtered walk sees exactly the filtered users' dealers once", func(t *testing.T) {
-		seen := walk(t, 1, `, "filter": {"userIds": ["8999", 8995, "8990", 1]}`)
+		seen := walk(t, 1, `{"userIds": ["8999", 8995, "8990", 1]}`)
 		if strings.Join(seen, ",") != "2,10,20,1000" {
 			t.Fatalf("saw %v", seen)
 		}
@@ -351,7 +295,7 @@ func TestPaginationWalkSeesEachDealerOnce(t *testing.T) {
 	})
 	t.Run("a dealer whose user is gone is left out and paging goes on", func(t *testing.T) {
 		e.Users.Remove(8999)
-		seen := walk(t, 1, `, "filter": {"userIds": [8999, 8998]}`)
+		seen := walk(t, 1, `{"userIds": [8999, 8998]}`)
 		if strings.Join(seen, ",") != "4" {
 			t.Fatalf("saw %v", seen)
 		}

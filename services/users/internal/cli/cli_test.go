@@ -18,9 +18,9 @@ import (
 	"time"
 
 	"github.com/eventreg/eventreg/libs/authapi"
-	"github.com/eventreg/eventreg/libs/fixture"
 	"github.com/eventreg/eventreg/libs/outbox/outboxtest"
 	"github.com/eventreg/eventreg/libs/pgdb"
+	"github.com/eventreg/eventreg/libs/resourcetest"
 	"github.com/eventreg/eventreg/libs/servicetoken"
 	"github.com/eventreg/eventreg/libs/testkit"
 	"github.com/eventreg/eventreg/libs/tokentest"
@@ -156,11 +156,11 @@ func TestAdminCommands(t *testing.T) {
 		doc.Users[2].Password = nil  // carol: removed
 		doc.Users[3].FirstName = "D" // dave: no password change
 		var st map[string]int
-		if err := json.Unmarshal([]byte(mustRun(t, "", "import", writeFixture(t, doc), "-o", "json")), &st); err != nil || st["usersSignedOut"] != 2 {
+		if err := json.Unmarshal([]byte(mustRun(t, "", "import", resourcetest.WriteFixtureJSON(t, doc), "-o", "json")), &st); err != nil || st["usersSignedOut"] != 2 {
 			t.Fatalf("%v %v", st, err)
 		}
 		expectEvents(t, "user-updated user:1004", "user-signed-out user:1002", "user-signed-out user:1003")
-		mustRun(t, "", "import", writeFixture(t, doc))
+		mustRun(t, "", "import", resourcetest.WriteFixtureJSON(t, doc))
 		expectEvents(t)
 		mustRun(t, "", "import", usertest.DemoPath(t)) // back to the demo users
 		takeEvents(t)
@@ -441,18 +441,4 @@ func TestServe(t *testing.T) {
 	case <-time.After(15 * time.Second):
 		t.Fatal("serve did not stop")
 	}
-}
-
-// writeFixture writes doc to a file and returns its path.
-func writeFixture(t *testing.T, doc *fixture.Document) string {
-	t.Helper()
-	b, err := json.Marshal(doc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "fixture.json")
-	if err := os.WriteFile(path, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
 }

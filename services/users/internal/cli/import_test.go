@@ -3,8 +3,6 @@ package cli_test
 import (
 	"encoding/json"
 	"net/http"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -12,6 +10,7 @@ import (
 
 	"github.com/eventreg/eventreg/libs/authapi"
 	"github.com/eventreg/eventreg/libs/fixture"
+	"github.com/eventreg/eventreg/libs/resourcetest"
 	"github.com/eventreg/eventreg/services/users/internal/usertest"
 )
 
@@ -42,18 +41,6 @@ func TestImportTellsAuthOfNarrowedPermissions(t *testing.T) {
 		slices.Sort(out)
 		return out
 	}
-	write := func(t *testing.T, doc *fixture.Document) string {
-		t.Helper()
-		b, err := json.Marshal(doc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		path := filepath.Join(t.TempDir(), "fixture.json")
-		if err := os.WriteFile(path, b, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return path
-	}
 
 	doc := usertest.Demo(t)
 	t.Run("a lost role and a role's lost permission are told, once each", func(t *testing.T) {
@@ -62,7 +49,7 @@ func TestImportTellsAuthOfNarrowedPermissions(t *testing.T) {
 		doc.Roles[3].Permissions = append(doc.Roles[3].Permissions, "con:read")                    // user gains one: nobody is narrowed
 		doc.Users[0].Roles = append(doc.Users[0].Roles, fixture.RoleGrant{ID: 2, Scope: "global"}) // alice gains staff
 		var st map[string]int
-		if err := json.Unmarshal([]byte(mustRun(t, "", "import", write(t, doc), "-o", "json")), &st); err != nil {
+		if err := json.Unmarshal([]byte(mustRun(t, "", "import", resourcetest.WriteFixtureJSON(t, doc), "-o", "json")), &st); err != nil {
 			t.Fatal(err)
 		}
 		if st["usersNarrowed"] != 2 || st["membershipsRemoved"] != 1 {
@@ -72,7 +59,7 @@ func TestImportTellsAuthOfNarrowedPermissions(t *testing.T) {
 			t.Fatalf("auth was told about %q, want 1003 and 1005", got)
 		}
 		t.Run("the same file again narrows nothing and tells nothing", func(t *testing.T) {
-			mustRun(t, "", "import", write(t, doc))
+			mustRun(t, "", "import", resourcetest.WriteFixtureJSON(t, doc))
 			if got := take(); len(got) != 0 {
 				t.Fatalf("told %q", got)
 			}
@@ -81,11 +68,11 @@ func TestImportTellsAuthOfNarrowedPermissions(t *testing.T) {
 	t.Run("auth unreachable: the import stands and says so", func(t *testing.T) {
 		t.Setenv("AUTH_INTERNAL_URL", "http://127.0.0.1:1")
 		doc.Users[3].Roles = []fixture.RoleGrant{{ID: 4, Scope: "global"}} // dave loses agreement-signed
-		out, err := run(t, "", "import", write(t, doc))
+		out, err := run(t, "", "import", resourcetest.WriteFixtureJSON(t, doc))
 		if err != nil || !strings.Contains(out, "users whose permissions narrowed: 1") {
 			t.Fatalf("%v %s", err, out)
 		}
-		if out := mustRun(t, "", "import", write(t, doc)); !strings.Contains(out, "users: 0 new, 0 updated") {
+		if out := mustRun(t, "", "import", resourcetest.WriteFixtureJSON(t, doc)); !strings.Contains(out, "users: 0 new, 0 updated") {
 			t.Fatalf("the import did not commit: %s", out)
 		}
 	})

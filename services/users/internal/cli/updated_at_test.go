@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"context"
+	"github.com/eventreg/eventreg/libs/resourcetest"
 	"os"
 	"testing"
 	"time"
@@ -41,7 +42,7 @@ func TestWritesMoveUpdatedAt(t *testing.T) {
 		backdate(t)
 		doc := usertest.Demo(t)
 		doc.Users[1].FirstName = "Bobby" // 1002
-		mustRun(t, "", "import", writeFixture(t, doc))
+		mustRun(t, "", "import", resourcetest.WriteFixtureJSON(t, doc))
 		if got := movedSince(t, pool, long); len(got) != 1 || got[0] != 1002 {
 			t.Fatalf("moved %v", got)
 		}

@@ -11,5 +11,5 @@ import (
 // "Adding an endpoint" names, and its rows of the endpoint table are true
 // to the source (libs/testkit/routecheck; `make endpoint-check`).
 func TestEndpointChecklist(t *testing.T) {
-	routecheck.Check(t, "users", newEnv(t, envOptions{}).routes)
+	routecheck.Check(t, "users", newEnv(t, envOptions{}).Routes)
 }

@@ -22,15 +22,15 @@ import (
 func TestEvents(t *testing.T) {
 	e := newEnv(t, envOptions{}) // the demo fixture imported
 	ctx := context.Background()
-	up := e.keys.service(t, "user:roles:update")
-	read := e.keys.service(t, "user:read")
+	up := e.Tokens.Service(t, "user:roles:update")
+	read := e.Tokens.Service(t, "user:read")
 
 	// expectEvents checks the waiting events against want ("type resource"),
 	// each payload against the user as the store reads it and each rendering
 	// against GET /api/v0/users/{id}; then it clears the outbox.
 	expectEvents := func(t *testing.T, want ...string) {
 		t.Helper()
-		outboxtest.Expect(t, e.pool, userapi.RenderEvents, func(r outbox.Row, data json.RawMessage) {
+		outboxtest.Expect(t, e.Pool, userapi.RenderEvents, func(r outbox.Row, data json.RawMessage) {
 			id, _ := strconv.ParseInt(strings.TrimPrefix(r.Resource, "user:"), 10, 64)
 			if r.Type == role.NarrowedEventType { // a notice for auth, rendered as stored
 				if n, err := role.ParseNarrowed(data); err != nil || n.UserID != id {
@@ -38,35 +38,33 @@ func TestEvents(t *testing.T) {
 				}
 				return
 			}
-			stored, err := userdb.New(e.pool).Get(ctx, id)
+			stored, err := userdb.New(e.Pool).Get(ctx, id)
 			if err != nil {
 				t.Fatal(err)
 			}
 			outboxtest.SamePayload(t, r, stored)
-			body := e.call(t, "GET", "/api/v0/users/"+strconv.FormatInt(id, 10), read, "")
-			if string(data) != string(body.body) {
-				t.Fatalf("rendered %s:\n%s\nthe read API:\n%s", r.Resource, data, body.body)
-			}
+			body := e.Call(t, "GET", "/api/v0/users/"+strconv.FormatInt(id, 10), read, "")
+			outboxtest.SameAsRead(t, r.Resource, data, body.Body)
 		}, want...)
 	}
 	load := func(t *testing.T, doc *fixture.Document) (userimport.Stats, error) {
 		t.Helper()
-		return userimport.Import(ctx, userimportdb.New(e.pool), doc, usertest.ConventionID, usertest.Fast, nil, nil)
+		return userimport.Import(ctx, userimportdb.New(e.Pool), doc, usertest.ConventionID, usertest.Fast, nil, nil)
 	}
 
 	t.Run("the import of new users wrote one event each", func(t *testing.T) {
 		expectEvents(t, "user-updated user:1001", "user-updated user:1002", "user-updated user:1003", "user-updated user:1004", "user-updated user:1005")
 	})
 	t.Run("PUT and DELETE of a role write user-updated, DELETE the notice for auth; refusals write nothing", func(t *testing.T) {
-		expect(t, e.call(t, "PUT", "/api/v0/users/1002/roles/2", up, `{"scope": "convention"}`), 204)
+		e.Call(t, "PUT", "/api/v0/users/1002/roles/2", up, `{"scope": "convention"}`).Expect(t, 204)
 		expectEvents(t, "user-updated user:1002")
-		expect(t, e.call(t, "PUT", "/api/v0/users/1002/roles/2", up, `{"scope": "global"}`), 409)
-		expect(t, e.call(t, "PUT", "/api/v0/users/4242/roles/2", up, `{"scope": "global"}`), 404)
-		expect(t, e.call(t, "PUT", "/api/v0/users/1002/roles/99", up, `{"scope": "global"}`), 404)
+		e.Call(t, "PUT", "/api/v0/users/1002/roles/2", up, `{"scope": "global"}`).Expect(t, 409)
+		e.Call(t, "PUT", "/api/v0/users/4242/roles/2", up, `{"scope": "global"}`).Expect(t, 404)
+		e.Call(t, "PUT", "/api/v0/users/1002/roles/99", up, `{"scope": "global"}`).Expect(t, 404)
 		expectEvents(t)
-		expect(t, e.call(t, "DELETE", "/api/v0/users/1002/roles/2", up, ""), 204)
+		e.Call(t, "DELETE", "/api/v0/users/1002/roles/2", up, "").Expect(t, 204)
 		expectEvents(t, "user-updated user:1002", "permissions-narrowed user:1002")
-		expect(t, e.call(t, "DELETE", "/api/v0/users/1002/roles/2", up, ""), 404)
+		e.Call(t, "DELETE", "/api/v0/users/1002/roles/2", up, "").Expect(t, 404)
 		expectEvents(t)
 	})
 	t.Run("an import writes one event per user whose service view or roles it changes", func(t *testing.T) {
@@ -103,12 +101,13 @@ func TestEvents(t *testing.T) {
 	})
 	t.Run("the relay publishes what the read API shows", func(t *testing.T) {
 		var sink outboxtest.Sink
-		sink.StartRelay(t, e.pool, "users", userapi.RenderEvents)
-		expect(t, e.call(t, "PUT", "/api/v0/users/1005/roles/2", up, `{"scope": "global"}`), 204)
+		sink.StartRelay(t, e.Pool, "users", userapi.RenderEvents)
+		e.Call(t, "PUT", "/api/v0/users/1005/roles/2", up, `{"scope": "global"}`).Expect(t, 204)
 		got := sink.WaitFor(t, 1, 10*time.Second)
-		body := e.call(t, "GET", "/api/v0/users/1005", read, "")
-		if len(got) != 1 || got[0].Type != "user-updated" || got[0].Resource != "user:1005" || string(got[0].Data) != string(body.body) {
-			t.Fatalf("published %+v, the read API says %s", got, body.body)
+		body := e.Call(t, "GET", "/api/v0/users/1005", read, "")
+		if len(got) != 1 || got[0].Type != "user-updated" || got[0].Resource != "user:1005" {
+			t.Fatalf("published %+v", got)
 		}
+		outboxtest.SameAsRead(t, got[0].Resource, got[0].Data, body.Body)
 	})
 }

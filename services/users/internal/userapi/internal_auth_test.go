@@ -15,8 +15,8 @@ import (
 func TestInternalAPINeedsAServiceToken(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	forged, _ := servicetoken.NewSigner(servicetoken.Config{Key: "not-the-deployment-key-but-just-as-long"}, "auth").Token("users")
-	forVolunteers, _ := e.peer.Token("volunteers")
-	expired, _ := e.peer.TokenAt("users", time.Now().Add(-time.Hour))
+	forVolunteers, _ := e.Credentials.Token("volunteers")
+	expired, _ := e.Credentials.TokenAt("users", time.Now().Add(-time.Hour))
 	calls := []struct{ method, path, body string }{
 		{"POST", "/internal/credentials/verify", `{"username": "alice", "password": "correct horse battery staple"}`},
 		{"POST", "/internal/credentials/account", `{"username": "alice"}`},
@@ -31,15 +31,15 @@ func TestInternalAPINeedsAServiceToken(t *testing.T) {
 	} {
 		t.Run(name+" is refused", func(t *testing.T) {
 			for _, call := range calls {
-				r := e.send(t, e.internal, false, call.method, call.path, c.token, call.body, nil)
-				expectError(t, r, 401, "authentication", c.message)
+				r := e.Send(t, e.Internal, call.method, call.path, c.token, []byte(call.body), jsonContent)
+				r.ExpectError(t, 401, "authentication", c.message)
 			}
 		})
 	}
 	t.Run("a token for users from a holder of the key is served", func(t *testing.T) {
-		r := e.callInternal(t, "POST", "/internal/credentials/verify", `{"username": "alice", "password": "correct horse battery staple"}`)
-		expect(t, r, 200)
-		if !strings.Contains(e.logs.String(), `"client_id":"service:auth"`) {
+		r := e.CallInternal(t, "POST", "/internal/credentials/verify", `{"username": "alice", "password": "correct horse battery staple"}`)
+		r.Expect(t, 200)
+		if !strings.Contains(e.logs.String(), `"client_id":"service:tests"`) {
 			t.Errorf("the request log does not name the calling service: %s", e.logs.String())
 		}
 	})

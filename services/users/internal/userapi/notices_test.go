@@ -93,8 +93,8 @@ func TestNarrowedPermissionsReachAuthDurably(t *testing.T) {
 		auth := newFakeAuth(t)
 		auth.setDown(true)
 		e := newEnv(t, envOptions{authURL: auth.url})
-		up := e.keys.service(t, "user:roles:update")
-		expect(t, e.call(t, "DELETE", "/api/v0/users/1003/roles/2", up, ""), 204)
+		up := e.Tokens.Service(t, "user:roles:update")
+		e.Call(t, "DELETE", "/api/v0/users/1003/roles/2", up, "").Expect(t, 204)
 		if got := auth.toldUsers(); len(got) != 0 {
 			t.Fatalf("told while down: %v", got)
 		}
@@ -102,7 +102,7 @@ func TestNarrowedPermissionsReachAuthDurably(t *testing.T) {
 		auth.waitTold(t, 1003)
 		err := testkit.Poll(context.Background(), 30*time.Second, func(ctx context.Context) error {
 			var n int
-			if err := e.pool.QueryRow(ctx, `SELECT count(*) FROM outbox`).Scan(&n); err != nil || n != 0 {
+			if err := e.Pool.QueryRow(ctx, `SELECT count(*) FROM outbox`).Scan(&n); err != nil || n != 0 {
 				return fmt.Errorf("%d events left in the outbox (%v)", n, err)
 			}
 			return nil
@@ -136,8 +136,8 @@ func TestNarrowedPermissionsReachAuthDurably(t *testing.T) {
 		if err := testkit.Poll(context.Background(), 30*time.Second, recorded("2027")); err != nil {
 			t.Fatal(err)
 		}
-		read := e.keys.service(t, "user:read")
-		if got := string(e.call(t, "GET", "/api/v0/users/1003/roles", read, "").body); strings.Contains(got, `"staff"`) {
+		read := e.Tokens.Service(t, "user:read")
+		if got := string(e.Call(t, "GET", "/api/v0/users/1003/roles", read, "").Body); strings.Contains(got, `"staff"`) {
 			t.Fatalf("carol's 2026 staff role still counts: %s", got)
 		}
 	})

@@ -77,9 +77,9 @@ func TestSubResourcesAreForwardedToTheirOwners(t *testing.T) {
 		path := "/api/v0/users/1001/" + strings.TrimSuffix(o.name, "s")
 		t.Run(path+" reaches "+o.name+" as it came", func(t *testing.T) {
 			// A token users would refuse: the owner checks it, users does not.
-			r := e.send(t, e.public, false, http.MethodGet, path+"?expand=a%20b", "not-a-jwt", "", header)
-			if r.status != 200 || r.header.Get("X-Owner") != o.name || string(r.body) != `{"owner":"`+o.name+`"}` {
-				t.Fatalf("%d from %q: %s", r.status, r.header.Get("X-Owner"), r.body)
+			r := e.Send(t, e.URL, http.MethodGet, path+"?expand=a%20b", "not-a-jwt", nil, header)
+			if r.Status != 200 || r.Header.Get("X-Owner") != o.name || string(r.Body) != `{"owner":"`+o.name+`"}` {
+				t.Fatalf("%d from %q: %s", r.Status, r.Header.Get("X-Owner"), r.Body)
 			}
 			got, _ := o.last()
 			if got == nil || got.Method != http.MethodGet || got.URL.Path != path || got.URL.RawQuery != "expand=a%20b" {
@@ -96,33 +96,33 @@ func TestSubResourcesAreForwardedToTheirOwners(t *testing.T) {
 			}
 		})
 		t.Run("other methods on "+path+" are the owner's to answer", func(t *testing.T) {
-			r := e.send(t, e.public, false, http.MethodPost, path, "not-a-jwt", `{"x":1}`, nil)
+			r := e.Send(t, e.URL, http.MethodPost, path, "not-a-jwt", []byte(`{"x":1}`), jsonContent)
 			got, body := o.last()
-			if r.status != 405 || r.header.Get("X-Owner") != o.name || r.header.Get("Allow") != "GET" ||
+			if r.Status != 405 || r.Header.Get("X-Owner") != o.name || r.Header.Get("Allow") != "GET" ||
 				got.Method != http.MethodPost || body != `{"x":1}` {
-				t.Fatalf("%d from %q (Allow %q); owner got %s %q", r.status, r.header.Get("X-Owner"), r.header.Get("Allow"), got.Method, body)
+				t.Fatalf("%d from %q (Allow %q); owner got %s %q", r.Status, r.Header.Get("X-Owner"), r.Header.Get("Allow"), got.Method, body)
 			}
 		})
 	}
 
 	t.Run("/api/v0/users/1001/orders reaches registrations as it came", func(t *testing.T) {
-		r := e.send(t, e.public, false, http.MethodGet, "/api/v0/users/1001/orders", "not-a-jwt", "", header)
+		r := e.Send(t, e.URL, http.MethodGet, "/api/v0/users/1001/orders", "not-a-jwt", nil, header)
 		got, _ := reg.last()
-		if r.status != 200 || r.header.Get("X-Owner") != "registrations" || got == nil || got.URL.Path != "/api/v0/users/1001/orders" ||
+		if r.Status != 200 || r.Header.Get("X-Owner") != "registrations" || got == nil || got.URL.Path != "/api/v0/users/1001/orders" ||
 			got.Header.Get("Authorization") != "Bearer not-a-jwt" {
-			t.Fatalf("%d from %q; owner got %v", r.status, r.header.Get("X-Owner"), got)
+			t.Fatalf("%d from %q; owner got %v", r.Status, r.Header.Get("X-Owner"), got)
 		}
 	})
 
 	t.Run("the rest of /api/v0/users stays with users", func(t *testing.T) {
 		before := vol.count() + reg.count()
-		expect(t, e.call(t, http.MethodGet, "/api/v0/users/1001/roles", e.keys.service(t, "user:read"), ""), 200)
-		expect(t, e.call(t, http.MethodGet, "/api/v0/users/1001", e.keys.service(t, "user:read"), ""), 200)
+		e.Call(t, http.MethodGet, "/api/v0/users/1001/roles", e.Tokens.Service(t, "user:read"), "").Expect(t, 200)
+		e.Call(t, http.MethodGet, "/api/v0/users/1001", e.Tokens.Service(t, "user:read"), "").Expect(t, 200)
 		for _, p := range []string{"/api/v0/users/1001/volunteer/", "/api/v0/users/1001/volunteers", "/api/v0/users/1001/registration/x",
 			"/api/v0/users/volunteer", "/api/v0/users/1001/2/registration"} {
-			r := e.send(t, e.public, false, http.MethodGet, p, e.keys.service(t, "user:read"), "", nil)
-			if r.status < 400 || r.status >= 500 || r.header.Get("X-Owner") != "" {
-				t.Errorf("%s: %d from %q, want users' own 4xx", p, r.status, r.header.Get("X-Owner"))
+			r := e.Send(t, e.URL, http.MethodGet, p, e.Tokens.Service(t, "user:read"), nil, nil)
+			if r.Status < 400 || r.Status >= 500 || r.Header.Get("X-Owner") != "" {
+				t.Errorf("%s: %d from %q, want users' own 4xx", p, r.Status, r.Header.Get("X-Owner"))
 			}
 		}
 		if n := vol.count() + reg.count() - before; n != 0 {
@@ -133,14 +133,14 @@ func TestSubResourcesAreForwardedToTheirOwners(t *testing.T) {
 	t.Run("an owner that cannot answer is the API's 503", func(t *testing.T) {
 		reg.srv.Close()
 		start := time.Now()
-		r := e.send(t, e.public, true, http.MethodGet, "/api/v0/users/1001/registration", "not-a-jwt", "", nil)
-		expectError(t, r, 503, "server", "The registrations service is temporarily unavailable; try again shortly.")
-		if took := time.Since(start); took > time.Second || r.header.Get("Retry-After") != "1" {
-			t.Fatalf("took %v, Retry-After %q", took, r.header.Get("Retry-After"))
+		r := e.Call(t, http.MethodGet, "/api/v0/users/1001/registration", "not-a-jwt", "")
+		r.ExpectError(t, 503, "server", "The registrations service is temporarily unavailable; try again shortly.")
+		if took := time.Since(start); took > time.Second || r.Header.Get("Retry-After") != "1" {
+			t.Fatalf("took %v, Retry-After %q", took, r.Header.Get("Retry-After"))
 		}
 		// volunteers is unaffected
-		if r := e.send(t, e.public, false, http.MethodGet, "/api/v0/users/1001/volunteer", "not-a-jwt", "", nil); r.status != 200 {
-			t.Fatalf("volunteers after registrations went away: %d %s", r.status, r.body)
+		if r := e.Send(t, e.URL, http.MethodGet, "/api/v0/users/1001/volunteer", "not-a-jwt", nil, nil); r.Status != 200 {
+			t.Fatalf("volunteers after registrations went away: %d %s", r.Status, r.Body)
 		}
 	})
 }
@@ -156,8 +156,8 @@ func TestForwardingOutlastsTheRequestTimeout(t *testing.T) {
 	}))
 	t.Cleanup(slow.Close)
 	e := newEnv(t, envOptions{requestTimeout: 200 * time.Millisecond, owners: map[string]string{"volunteers": slow.URL}})
-	r := e.send(t, e.public, false, http.MethodGet, "/api/v0/users/1001/volunteer", "not-a-jwt", "", nil)
-	if r.status != 200 || !strings.Contains(string(r.body), `"owner":"volunteers"`) {
-		t.Fatalf("got %d %s, want the owner's answer", r.status, r.body)
+	r := e.Send(t, e.URL, http.MethodGet, "/api/v0/users/1001/volunteer", "not-a-jwt", nil, nil)
+	if r.Status != 200 || !strings.Contains(string(r.Body), `"owner":"volunteers"`) {
+		t.Fatalf("got %d %s, want the owner's answer", r.Status, r.Body)
 	}
 }

@@ -46,32 +46,30 @@ func newHangingServer(t *testing.T, release chan struct{}) string {
 
 func loadSynthetic(t *testing.T, e *env, users, roles int) {
 	t.Helper()
-	usertest.Generate(t, e.pool, users, roles)
+	usertest.Generate(t, e.Pool, users, roles)
 }
 
 func TestListRoles(t *testing.T) {
 	e := newEnv(t, envOptions{})
-	tok := e.keys.service(t, "user:read")
+	tok := e.Tokens.Service(t, "user:read")
 	t.Run("limit=1000&nextPage= is the first page of up to 100", func(t *testing.T) {
-		r := e.call(t, "GET", "/api/v0/roles?limit=1000&nextPage=", tok, "")
-		expect(t, r, 200)
+		r := e.Call(t, "GET", "/api/v0/roles?limit=1000&nextPage=", tok, "")
+		r.Expect(t, 200)
 		want := `{"data":[{"id":"1","name":"admin"},{"id":"2","name":"staff"},{"id":"3","name":"hr"},{"id":"4","name":"user"},{"id":"5","name":"agreement-signed"}],"nextPage":null,"hasMore":false}`
-		if string(r.body) != want {
-			t.Fatalf("%s", r.body)
-		}
+		r.ExpectBody(t, want)
 	})
 	t.Run("pages of 2 see each role once", func(t *testing.T) {
 		var names []string
 		path := "/api/v0/roles?limit=2"
 		for range 10 {
-			r := e.call(t, "GET", path, tok, "")
-			expect(t, r, 200)
+			r := e.Call(t, "GET", path, tok, "")
+			r.Expect(t, 200)
 			var p struct {
 				Data     []struct{ Name string } `json:"data"`
 				NextPage *string                 `json:"nextPage"`
 				HasMore  bool                    `json:"hasMore"`
 			}
-			_ = json.Unmarshal(r.body, &p)
+			_ = json.Unmarshal(r.Body, &p)
 			for _, d := range p.Data {
 				names = append(names, d.Name)
 			}
@@ -86,90 +84,79 @@ func TestListRoles(t *testing.T) {
 	})
 	for _, q := range []string{"limit=0", "limit=abc", "limit=-1", "nextPage=garbage", "nextPage=AQAAAAAAAAAB"} {
 		t.Run("400 for "+q, func(t *testing.T) {
-			expectError(t, e.call(t, "GET", "/api/v0/roles?"+q, tok, ""), 400, "validation", "")
+			e.Call(t, "GET", "/api/v0/roles?"+q, tok, "").ExpectError(t, 400, "validation", "")
 		})
 	}
 	t.Run("a search cursor is not a roles cursor", func(t *testing.T) {
 		loadSynthetic(t, e, 3, 0)
-		r := e.call(t, "POST", "/api/v0/users/search", tok, `{"limit": 1}`)
-		cur := r.json(t)["nextPage"].(string)
-		expectError(t, e.call(t, "GET", "/api/v0/roles?nextPage="+cur, tok, ""), 400, "validation", "")
+		r := e.Call(t, "POST", "/api/v0/users/search", tok, `{"limit": 1}`)
+		cur := r.Map(t)["nextPage"].(string)
+		e.Call(t, "GET", "/api/v0/roles?nextPage="+cur, tok, "").ExpectError(t, 400, "validation", "")
 	})
 }
 
 func TestUserRoles(t *testing.T) {
 	e := newEnv(t, envOptions{})
-	tok := e.keys.service(t, "user:read")
+	tok := e.Tokens.Service(t, "user:read")
 	t.Run("the roles held globally and for the current convention", func(t *testing.T) {
-		r := e.call(t, "GET", "/api/v0/users/1001/roles", tok, "")
-		expect(t, r, 200)
-		if string(r.body) != `{"data":[{"id":"1","name":"admin","scope":"global"},{"id":"5","name":"agreement-signed","scope":"convention"}]}` {
-			t.Fatalf("%s", r.body)
-		}
+		r := e.Call(t, "GET", "/api/v0/users/1001/roles", tok, "")
+		r.Expect(t, 200)
+		r.ExpectBody(t, `{"data":[{"id":"1","name":"admin","scope":"global"},{"id":"5","name":"agreement-signed","scope":"convention"}]}`)
 	})
 	t.Run("a membership of another convention is not listed", func(t *testing.T) {
-		if _, err := e.pool.Exec(context.Background(), `INSERT INTO role_members (role_id, user_id, convention_id) VALUES (3, 1002, '2019')`); err != nil {
+		if _, err := e.Pool.Exec(context.Background(), `INSERT INTO role_members (role_id, user_id, convention_id) VALUES (3, 1002, '2019')`); err != nil {
 			t.Fatal(err)
 		}
-		r := e.call(t, "GET", "/api/v0/users/1002/roles", tok, "")
-		if string(r.body) != `{"data":[{"id":"4","name":"user","scope":"global"}]}` {
-			t.Fatalf("%s", r.body)
-		}
+		r := e.Call(t, "GET", "/api/v0/users/1002/roles", tok, "")
+		r.ExpectBody(t, `{"data":[{"id":"4","name":"user","scope":"global"}]}`)
 	})
 	t.Run("a user without roles has an empty list", func(t *testing.T) {
-		if _, err := e.pool.Exec(context.Background(), `DELETE FROM role_members WHERE user_id = 1005`); err != nil {
+		if _, err := e.Pool.Exec(context.Background(), `DELETE FROM role_members WHERE user_id = 1005`); err != nil {
 			t.Fatal(err)
 		}
-		r := e.call(t, "GET", "/api/v0/users/1005/roles", tok, "")
-		if string(r.body) != `{"data":[]}` {
-			t.Fatalf("%s", r.body)
-		}
+		r := e.Call(t, "GET", "/api/v0/users/1005/roles", tok, "")
+		r.ExpectBody(t, `{"data":[]}`)
 	})
 	t.Run("unknown user 404, bad id 400", func(t *testing.T) {
-		expectError(t, e.call(t, "GET", "/api/v0/users/4242/roles", tok, ""), 404, "resource", "No such user.")
-		expectError(t, e.call(t, "GET", "/api/v0/users/x1/roles", tok, ""), 400, "validation", "")
+		e.Call(t, "GET", "/api/v0/users/4242/roles", tok, "").ExpectError(t, 404, "resource", "No such user.")
+		e.Call(t, "GET", "/api/v0/users/x1/roles", tok, "").ExpectError(t, 400, "validation", "")
 	})
 }
 
 func TestGrantAndRevoke(t *testing.T) {
 	e := newEnv(t, envOptions{})
-	up := e.keys.service(t, "user:roles:update")
-	read := e.keys.service(t, "user:read")
-	rolesOf := func(t *testing.T, id string) string {
-		t.Helper()
-		return string(e.call(t, "GET", "/api/v0/users/"+id+"/roles", read, "").body)
-	}
+	up := e.Tokens.Service(t, "user:roles:update")
 	t.Run("PUT gives the role: 204 with no body", func(t *testing.T) {
-		r := e.call(t, "PUT", "/api/v0/users/1002/roles/2", up, `{"scope": "convention"}`)
-		expect(t, r, 204)
-		if len(r.body) != 0 {
-			t.Fatalf("body %q", r.body)
+		r := e.Call(t, "PUT", "/api/v0/users/1002/roles/2", up, `{"scope": "convention"}`)
+		r.Expect(t, 204)
+		if len(r.Body) != 0 {
+			t.Fatalf("body %q", r.Body)
 		}
-		if got := rolesOf(t, "1002"); !strings.Contains(got, `{"id":"2","name":"staff","scope":"convention"}`) {
+		if got := e.rolesOf(t, "1002"); !strings.Contains(got, `{"id":"2","name":"staff","scope":"convention"}`) {
 			t.Fatalf("%s", got)
 		}
 	})
 	t.Run("the role already held is 409 UserWasAlreadyAdded, in either scope", func(t *testing.T) {
 		for _, scope := range []string{"convention", "global"} {
-			r := e.call(t, "PUT", "/api/v0/users/1002/roles/2", up, `{"scope": "`+scope+`"}`)
-			expect(t, r, 409)
-			cat, _, code := r.errorOf(t)
+			r := e.Call(t, "PUT", "/api/v0/users/1002/roles/2", up, `{"scope": "`+scope+`"}`)
+			r.Expect(t, 409)
+			cat, _, code := r.Error(t)
 			if cat != "logic" || code != 3 {
-				t.Fatalf("%s", r.body)
+				t.Fatalf("%s", r.Body)
 			}
 		}
 	})
 	t.Run("the permissions follow the role", func(t *testing.T) {
-		r := e.callInternal(t, "GET", "/internal/users/1002/permissions", "")
-		if !strings.Contains(string(r.body), "con:read") {
-			t.Fatalf("%s", r.body)
+		r := e.CallInternal(t, "GET", "/internal/users/1002/permissions", "")
+		if !strings.Contains(string(r.Body), "con:read") {
+			t.Fatalf("%s", r.Body)
 		}
 	})
 	t.Run("unknown user or role is 404", func(t *testing.T) {
-		expectError(t, e.call(t, "PUT", "/api/v0/users/4242/roles/2", up, `{"scope": "global"}`), 404, "resource", "No such user.")
-		expectError(t, e.call(t, "PUT", "/api/v0/users/1002/roles/99", up, `{"scope": "global"}`), 404, "resource", "No such role.")
-		expectError(t, e.call(t, "DELETE", "/api/v0/users/4242/roles/2", up, ""), 404, "resource", "No such user.")
-		expectError(t, e.call(t, "DELETE", "/api/v0/users/1002/roles/99", up, ""), 404, "resource", "No such role.")
+		e.Call(t, "PUT", "/api/v0/users/4242/roles/2", up, `{"scope": "global"}`).ExpectError(t, 404, "resource", "No such user.")
+		e.Call(t, "PUT", "/api/v0/users/1002/roles/99", up, `{"scope": "global"}`).ExpectError(t, 404, "resource", "No such role.")
+		e.Call(t, "DELETE", "/api/v0/users/4242/roles/2", up, "").ExpectError(t, 404, "resource", "No such user.")
+		e.Call(t, "DELETE", "/api/v0/users/1002/roles/99", up, "").ExpectError(t, 404, "resource", "No such role.")
 	})
 	for _, tc := range []struct{ name, path, body string }{
 		{"no body", "/api/v0/users/1003/roles/1", ""},
@@ -182,29 +169,29 @@ func TestGrantAndRevoke(t *testing.T) {
 		{"a non-numeric role id", "/api/v0/users/1003/roles/admin", `{"scope": "global"}`},
 	} {
 		t.Run("400 for "+tc.name+" and nothing changes", func(t *testing.T) {
-			before := rolesOf(t, "1003")
-			expectError(t, e.call(t, "PUT", tc.path, up, tc.body), 400, "validation", "")
-			if after := rolesOf(t, "1003"); after != before {
+			before := e.rolesOf(t, "1003")
+			e.Call(t, "PUT", tc.path, up, tc.body).ExpectError(t, 400, "validation", "")
+			if after := e.rolesOf(t, "1003"); after != before {
 				t.Fatalf("changed: %s → %s", before, after)
 			}
 		})
 	}
 	t.Run("DELETE removes it: 204, then 404 (already removed)", func(t *testing.T) {
-		r := e.call(t, "DELETE", "/api/v0/users/1002/roles/2", up, "")
-		expect(t, r, 204)
-		if got := rolesOf(t, "1002"); strings.Contains(got, `"staff"`) {
+		r := e.Call(t, "DELETE", "/api/v0/users/1002/roles/2", up, "")
+		r.Expect(t, 204)
+		if got := e.rolesOf(t, "1002"); strings.Contains(got, `"staff"`) {
 			t.Fatalf("%s", got)
 		}
-		expectError(t, e.call(t, "DELETE", "/api/v0/users/1002/roles/2", up, ""), 404, "resource", "The user does not have this role.")
+		e.Call(t, "DELETE", "/api/v0/users/1002/roles/2", up, "").ExpectError(t, 404, "resource", "The user does not have this role.")
 	})
 	t.Run("DELETE removes a global membership too", func(t *testing.T) {
-		expect(t, e.call(t, "DELETE", "/api/v0/users/1003/roles/4", up, ""), 204)
-		if got := rolesOf(t, "1003"); strings.Contains(got, `"user"`) {
+		e.Call(t, "DELETE", "/api/v0/users/1003/roles/4", up, "").Expect(t, 204)
+		if got := e.rolesOf(t, "1003"); strings.Contains(got, `"user"`) {
 			t.Fatalf("%s", got)
 		}
 	})
 	t.Run("DELETE with a bad id is 400", func(t *testing.T) {
-		expectError(t, e.call(t, "DELETE", "/api/v0/users/1002/roles/-2", up, ""), 400, "validation", "")
+		e.Call(t, "DELETE", "/api/v0/users/1002/roles/-2", up, "").ExpectError(t, 400, "validation", "")
 	})
 }
 
@@ -214,58 +201,53 @@ func TestGrantAndRevoke(t *testing.T) {
 // user (4) carries none.
 func TestAppsGrantOnlyGrantableRoles(t *testing.T) {
 	e := newEnv(t, envOptions{})
-	up := e.keys.service(t, "user:roles:update")
-	read := e.keys.service(t, "user:read")
-	rolesOf := func(t *testing.T, id string) string {
-		t.Helper()
-		return string(e.call(t, "GET", "/api/v0/users/"+id+"/roles", read, "").body)
-	}
+	up := e.Tokens.Service(t, "user:roles:update")
 	const refusal = "Apps may not grant or remove this role: it carries sensitive permissions and an operator has not marked it grantable."
 	t.Run("granting an unmarked role with sensitive permissions is 403 access, in either scope, and changes nothing", func(t *testing.T) {
-		before := rolesOf(t, "1002")
+		before := e.rolesOf(t, "1002")
 		for _, scope := range []string{"global", "convention"} {
-			expectError(t, e.call(t, "PUT", "/api/v0/users/1002/roles/1", up, `{"scope": "`+scope+`"}`), 403, "access", refusal)
+			e.Call(t, "PUT", "/api/v0/users/1002/roles/1", up, `{"scope": "`+scope+`"}`).ExpectError(t, 403, "access", refusal)
 		}
-		if after := rolesOf(t, "1002"); after != before {
+		if after := e.rolesOf(t, "1002"); after != before {
 			t.Fatalf("changed: %s → %s", before, after)
 		}
-		if r := e.callInternal(t, "GET", "/internal/users/1002/permissions", ""); strings.Contains(string(r.body), "user:roles:update") {
-			t.Fatalf("bob got admin's permissions: %s", r.body)
+		if r := e.CallInternal(t, "GET", "/internal/users/1002/permissions", ""); strings.Contains(string(r.Body), "user:roles:update") {
+			t.Fatalf("bob got admin's permissions: %s", r.Body)
 		}
 	})
 	t.Run("removing it is refused alike, held or not", func(t *testing.T) {
-		expectError(t, e.call(t, "DELETE", "/api/v0/users/1001/roles/1", up, ""), 403, "access", refusal)
-		expectError(t, e.call(t, "DELETE", "/api/v0/users/1002/roles/1", up, ""), 403, "access", refusal)
-		if got := rolesOf(t, "1001"); !strings.Contains(got, `"admin"`) {
+		e.Call(t, "DELETE", "/api/v0/users/1001/roles/1", up, "").ExpectError(t, 403, "access", refusal)
+		e.Call(t, "DELETE", "/api/v0/users/1002/roles/1", up, "").ExpectError(t, 403, "access", refusal)
+		if got := e.rolesOf(t, "1001"); !strings.Contains(got, `"admin"`) {
 			t.Fatalf("alice lost admin: %s", got)
 		}
 	})
 	t.Run("an unknown role is still 404, an unknown user with a refused role 403", func(t *testing.T) {
-		expectError(t, e.call(t, "PUT", "/api/v0/users/1002/roles/99", up, `{"scope": "global"}`), 404, "resource", "No such role.")
-		expectError(t, e.call(t, "PUT", "/api/v0/users/4242/roles/1", up, `{"scope": "global"}`), 403, "access", refusal)
+		e.Call(t, "PUT", "/api/v0/users/1002/roles/99", up, `{"scope": "global"}`).ExpectError(t, 404, "resource", "No such role.")
+		e.Call(t, "PUT", "/api/v0/users/4242/roles/1", up, `{"scope": "global"}`).ExpectError(t, 403, "access", refusal)
 	})
 	t.Run("a role marked grantable, and one without sensitive permissions, are granted and removed", func(t *testing.T) {
 		for _, id := range []string{"2", "4"} { // 1005 holds neither
-			expect(t, e.call(t, "PUT", "/api/v0/users/1005/roles/"+id, up, `{"scope": "global"}`), 204)
-			expect(t, e.call(t, "DELETE", "/api/v0/users/1005/roles/"+id, up, ""), 204)
+			e.Call(t, "PUT", "/api/v0/users/1005/roles/"+id, up, `{"scope": "global"}`).Expect(t, 204)
+			e.Call(t, "DELETE", "/api/v0/users/1005/roles/"+id, up, "").Expect(t, 204)
 		}
 	})
 	t.Run("an operator's mark opens admin to apps, and unmarking closes it again", func(t *testing.T) {
-		roles := role.NewService(roledb.New(e.pool), "2026")
+		roles := role.NewService(roledb.New(e.Pool), "2026")
 		if err := roles.SetGrantable(context.Background(), 1, true); err != nil {
 			t.Fatal(err)
 		}
-		expect(t, e.call(t, "PUT", "/api/v0/users/1002/roles/1", up, `{"scope": "global"}`), 204)
+		e.Call(t, "PUT", "/api/v0/users/1002/roles/1", up, `{"scope": "global"}`).Expect(t, 204)
 		if err := roles.SetGrantable(context.Background(), 1, false); err != nil {
 			t.Fatal(err)
 		}
-		expectError(t, e.call(t, "DELETE", "/api/v0/users/1002/roles/1", up, ""), 403, "access", refusal)
+		e.Call(t, "DELETE", "/api/v0/users/1002/roles/1", up, "").ExpectError(t, 403, "access", refusal)
 	})
 }
 
 func TestConcurrentRoleChanges(t *testing.T) {
 	e := newEnv(t, envOptions{})
-	up := e.keys.service(t, "user:roles:update")
+	up := e.Tokens.Service(t, "user:roles:update")
 	t.Run("concurrent identical PUTs: exactly one 204, the rest 409", func(t *testing.T) {
 		const n = 12
 		statuses := make(chan int, n)
@@ -277,7 +259,7 @@ func TestConcurrentRoleChanges(t *testing.T) {
 				defer wg.Done()
 				<-start
 				scope := []string{"global", "convention"}[i%2]
-				statuses <- e.call(t, "PUT", "/api/v0/users/1005/roles/2", up, `{"scope": "`+scope+`"}`).status
+				statuses <- e.Call(t, "PUT", "/api/v0/users/1005/roles/2", up, `{"scope": "`+scope+`"}`).Status
 			}()
 		}
 		close(start)
@@ -291,7 +273,7 @@ func TestConcurrentRoleChanges(t *testing.T) {
 			t.Fatalf("statuses %v", count)
 		}
 		var rows int
-		_ = e.pool.QueryRow(context.Background(), `SELECT count(*) FROM role_members WHERE user_id = 1005 AND role_id = 2`).Scan(&rows)
+		_ = e.Pool.QueryRow(context.Background(), `SELECT count(*) FROM role_members WHERE user_id = 1005 AND role_id = 2`).Scan(&rows)
 		if rows != 1 {
 			t.Fatalf("%d memberships", rows)
 		}
@@ -309,26 +291,26 @@ func TestConcurrentRoleChanges(t *testing.T) {
 				<-start
 				var r response
 				if i%2 == 0 {
-					r = e.call(t, "PUT", "/api/v0/users/1004/roles/3", up, `{"scope": "global"}`)
+					r = e.Call(t, "PUT", "/api/v0/users/1004/roles/3", up, `{"scope": "global"}`)
 				} else {
-					r = e.call(t, "DELETE", "/api/v0/users/1004/roles/3", up, "")
+					r = e.Call(t, "DELETE", "/api/v0/users/1004/roles/3", up, "")
 				}
 				mu.Lock()
 				defer mu.Unlock()
 				switch {
-				case r.status == 204 && i%2 == 0:
+				case r.Status == 204 && i%2 == 0:
 					granted++
-				case r.status == 204:
+				case r.Status == 204:
 					revoked++
-				case r.status != 409 && r.status != 404:
-					t.Errorf("status %d: %s", r.status, r.body)
+				case r.Status != 409 && r.Status != 404:
+					t.Errorf("status %d: %s", r.Status, r.Body)
 				}
 			}()
 		}
 		close(start)
 		wg.Wait()
 		var rows int
-		_ = e.pool.QueryRow(context.Background(), `SELECT count(*) FROM role_members WHERE user_id = 1004 AND role_id = 3`).Scan(&rows)
+		_ = e.Pool.QueryRow(context.Background(), `SELECT count(*) FROM role_members WHERE user_id = 1004 AND role_id = 3`).Scan(&rows)
 		// Successes alternate grant, revoke, grant...: the final state is their difference.
 		if d := granted - revoked; d != rows || (d != 0 && d != 1) {
 			t.Fatalf("granted %d, revoked %d, rows %d", granted, revoked, rows)
@@ -342,18 +324,14 @@ func TestConcurrentRoleChanges(t *testing.T) {
 func TestInternalAPI(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	t.Run("summaries of known ids, unknown left out", func(t *testing.T) {
-		r := e.callInternal(t, "POST", "/internal/users/summaries", `{"ids": [1004, 1001, 999]}`)
-		expect(t, r, 200)
+		r := e.CallInternal(t, "POST", "/internal/users/summaries", `{"ids": [1004, 1001, 999]}`)
+		r.Expect(t, 200)
 		want := `{"data":[{"id":"1001","firstName":"Alice","lastName":"Liddell","username":"alice","preferredName":"Al","phone":"+15555550100","email":"alice@example.org"},{"id":"1004","firstName":"David","lastName":"Jones","username":"dave","preferredName":null,"phone":null,"email":"Dave.Mixed@Example.org"}]}`
-		if string(r.body) != want {
-			t.Fatalf("%s", r.body)
-		}
+		r.ExpectBody(t, want)
 	})
 	t.Run("no ids: empty data", func(t *testing.T) {
-		r := e.callInternal(t, "POST", "/internal/users/summaries", `{"ids": []}`)
-		if string(r.body) != `{"data":[]}` {
-			t.Fatalf("%s", r.body)
-		}
+		r := e.CallInternal(t, "POST", "/internal/users/summaries", `{"ids": []}`)
+		r.ExpectBody(t, `{"data":[]}`)
 	})
 	ids := make([]string, 101)
 	for i := range ids {
@@ -367,16 +345,14 @@ func TestInternalAPI(t *testing.T) {
 		"missing body": ``,
 	} {
 		t.Run("summaries: 400 for "+name, func(t *testing.T) {
-			expectError(t, e.callInternal(t, "POST", "/internal/users/summaries", body), 400, "validation", "")
+			e.CallInternal(t, "POST", "/internal/users/summaries", body).ExpectError(t, 400, "validation", "")
 		})
 	}
 	t.Run("verify by username, by email in any case", func(t *testing.T) {
 		for _, login := range []string{"alice", "ALICE", "Alice@Example.org"} {
-			r := e.callInternal(t, "POST", "/internal/credentials/verify", `{"username": "`+login+`", "password": "correct horse battery staple"}`)
-			expect(t, r, 200)
-			if string(r.body) != `{"userId":1001}` {
-				t.Fatalf("%s", r.body)
-			}
+			r := e.CallInternal(t, "POST", "/internal/credentials/verify", `{"username": "`+login+`", "password": "correct horse battery staple"}`)
+			r.Expect(t, 200)
+			r.ExpectBody(t, `{"userId":1001}`)
 		}
 	})
 	for name, body := range map[string]string{
@@ -385,42 +361,36 @@ func TestInternalAPI(t *testing.T) {
 		"an empty login":   `{"username": "", "password": "x"}`,
 	} {
 		t.Run("verify: 401 for "+name, func(t *testing.T) {
-			expectError(t, e.callInternal(t, "POST", "/internal/credentials/verify", body), 401, "authentication", "The username or password is wrong.")
+			e.CallInternal(t, "POST", "/internal/credentials/verify", body).ExpectError(t, 401, "authentication", "The username or password is wrong.")
 		})
 	}
 	t.Run("account: the id a username or email names, in any case; 404 for none", func(t *testing.T) {
 		for _, login := range []string{"alice", " ALICE ", "Alice@Example.org"} {
-			r := e.callInternal(t, "POST", "/internal/credentials/account", `{"username": "`+login+`"}`)
-			expect(t, r, 200)
-			if string(r.body) != `{"userId":1001}` {
-				t.Fatalf("%q: %s", login, r.body)
-			}
+			r := e.CallInternal(t, "POST", "/internal/credentials/account", `{"username": "`+login+`"}`)
+			r.Expect(t, 200)
+			r.ExpectBody(t, `{"userId":1001}`)
 		}
 		for _, login := range []string{"mallory", "", "mallory@example.org"} {
-			expectError(t, e.callInternal(t, "POST", "/internal/credentials/account", `{"username": "`+login+`"}`), 404, "resource", "No such user.")
+			e.CallInternal(t, "POST", "/internal/credentials/account", `{"username": "`+login+`"}`).ExpectError(t, 404, "resource", "No such user.")
 		}
-		expectError(t, e.callInternal(t, "POST", "/internal/credentials/account", `{"username": 1}`), 400, "validation", "")
+		e.CallInternal(t, "POST", "/internal/credentials/account", `{"username": 1}`).ExpectError(t, 400, "validation", "")
 	})
 	t.Run("verify: 400 for a malformed body", func(t *testing.T) {
-		expectError(t, e.callInternal(t, "POST", "/internal/credentials/verify", `{"username": 1}`), 400, "validation", "")
+		e.CallInternal(t, "POST", "/internal/credentials/verify", `{"username": 1}`).ExpectError(t, 400, "validation", "")
 	})
 	t.Run("permissions: union of global and current-convention roles", func(t *testing.T) {
-		r := e.callInternal(t, "GET", "/internal/users/1003/permissions", "")
-		expect(t, r, 200)
-		if string(r.body) != `{"userId":1003,"permissions":["con:read","registration:read","system:login","user:read","volunteer:read"]}` {
-			t.Fatalf("%s", r.body)
-		}
-		r = e.callInternal(t, "GET", "/internal/users/1004/permissions", "")
-		if string(r.body) != `{"userId":1004,"permissions":["system:login"]}` {
-			t.Fatalf("%s", r.body)
-		}
+		r := e.CallInternal(t, "GET", "/internal/users/1003/permissions", "")
+		r.Expect(t, 200)
+		r.ExpectBody(t, `{"userId":1003,"permissions":["con:read","registration:read","system:login","user:read","volunteer:read"]}`)
+		r = e.CallInternal(t, "GET", "/internal/users/1004/permissions", "")
+		r.ExpectBody(t, `{"userId":1004,"permissions":["system:login"]}`)
 	})
 	t.Run("permissions: unknown user 404, bad id 400", func(t *testing.T) {
-		expectError(t, e.callInternal(t, "GET", "/internal/users/4242/permissions", ""), 404, "resource", "")
-		expectError(t, e.callInternal(t, "GET", "/internal/users/abc/permissions", ""), 400, "validation", "")
+		e.CallInternal(t, "GET", "/internal/users/4242/permissions", "").ExpectError(t, 404, "resource", "")
+		e.CallInternal(t, "GET", "/internal/users/abc/permissions", "").ExpectError(t, 400, "validation", "")
 	})
 	t.Run("the client reads this service's verdicts as verdicts (they carry its mark)", func(t *testing.T) {
-		c := usersclient.NewClient(e.internal, 5*time.Second, e.peer)
+		c := usersclient.NewClient(e.Internal, 5*time.Second, e.Credentials)
 		ctx := context.Background()
 		if _, err := c.Verify(ctx, "alice", "wrong horse battery staple"); !errors.Is(err, usersclient.ErrBadCredentials) {
 			t.Errorf("wrong password: %v", err)
@@ -433,8 +403,8 @@ func TestInternalAPI(t *testing.T) {
 		}
 	})
 	t.Run("the internal routes are not on the public listener", func(t *testing.T) {
-		r := e.send(t, e.public, false, "POST", "/internal/credentials/verify", "", `{"username": "alice", "password": "correct horse battery staple"}`, nil)
-		expect(t, r, 404)
+		r := e.Send(t, e.URL, "POST", "/internal/credentials/verify", "", []byte(`{"username": "alice", "password": "correct horse battery staple"}`), jsonContent)
+		r.Expect(t, 404)
 	})
 }
 
@@ -444,22 +414,22 @@ func TestDatabaseDownIs503(t *testing.T) {
 	}
 	e := newEnv(t, envOptions{databaseURL: "postgres://postgres@" + mustClosedPort(t) + "/users?sslmode=disable&connect_timeout=1"})
 	for _, tc := range []struct{ method, path, token, body string }{
-		{"GET", "/api/v0/users/1001", e.keys.service(t, "user:read"), ""},
-		{"POST", "/api/v0/users/search", e.keys.service(t, "user:read"), `{"filter": {"roleId": 1}}`},
-		{"GET", "/api/v0/roles", e.keys.service(t, "user:read"), ""},
-		{"PUT", "/api/v0/users/1001/roles/2", e.keys.service(t, "user:roles:update"), `{"scope": "global"}`},
-		{"GET", "/api/users/current", e.keys.obo(t, "1001", "pii:basic"), ""},
+		{"GET", "/api/v0/users/1001", e.Tokens.Service(t, "user:read"), ""},
+		{"POST", "/api/v0/users/search", e.Tokens.Service(t, "user:read"), `{"filter": {"roleId": 1}}`},
+		{"GET", "/api/v0/roles", e.Tokens.Service(t, "user:read"), ""},
+		{"PUT", "/api/v0/users/1001/roles/2", e.Tokens.Service(t, "user:roles:update"), `{"scope": "global"}`},
+		{"GET", "/api/users/current", e.Tokens.ForUser(t, "1001", "pii:basic"), ""},
 	} {
 		t.Run(tc.method+" "+tc.path, func(t *testing.T) {
-			r := e.call(t, tc.method, tc.path, tc.token, tc.body)
-			expectError(t, r, 503, "server", "")
-			if r.header.Get("Retry-After") == "" {
+			r := e.Call(t, tc.method, tc.path, tc.token, tc.body)
+			r.ExpectError(t, 503, "server", "")
+			if r.Header.Get("Retry-After") == "" {
 				t.Fatal("no Retry-After")
 			}
 		})
 	}
 	t.Run("verify answers 503, not 401, so auth does not count a failed login", func(t *testing.T) {
-		expectError(t, e.callInternal(t, "POST", "/internal/credentials/verify", `{"username": "alice", "password": "correct horse battery staple"}`), 503, "server", "")
+		e.CallInternal(t, "POST", "/internal/credentials/verify", `{"username": "alice", "password": "correct horse battery staple"}`).ExpectError(t, 503, "server", "")
 	})
 }
 
@@ -468,17 +438,17 @@ func TestRateLimitPerClient(t *testing.T) {
 		t.Skip("needs redis-server")
 	}
 	e := newEnv(t, envOptions{redisURL: testkit.NewRedis(t), rateLimit: ratelimit.Config{PerSecond: 1, Burst: 4}})
-	tok := e.keys.service(t, "user:read")
+	tok := e.Tokens.Service(t, "user:read")
 	for range 4 {
-		expect(t, e.call(t, "GET", "/api/v0/users/1001", tok, ""), 200)
+		e.Call(t, "GET", "/api/v0/users/1001", tok, "").Expect(t, 200)
 	}
-	r := e.call(t, "GET", "/api/v0/roles", tok, "")
-	expectError(t, r, 429, "rateLimit", "Too many requests.")
-	if r.header.Get("Retry-After") == "" {
+	r := e.Call(t, "GET", "/api/v0/roles", tok, "")
+	r.ExpectError(t, 429, "rateLimit", "Too many requests.")
+	if r.Header.Get("Retry-After") == "" {
 		t.Fatal("no Retry-After")
 	}
 	t.Run("the internal API is not limited", func(t *testing.T) {
-		expect(t, e.callInternal(t, "GET", "/internal/users/1001/permissions", ""), 200)
+		e.CallInternal(t, "GET", "/internal/users/1001/permissions", "").Expect(t, 200)
 	})
 }
 
@@ -487,18 +457,18 @@ func TestRateLimitPerClient(t *testing.T) {
 // without roles still has an empty list and an unknown one is still 404.
 func TestConcurrentRoleReadsShareQueriesAndKeepTheirAnswers(t *testing.T) {
 	e := newEnv(t, envOptions{})
-	tok := e.keys.service(t, "user:read")
-	if _, err := e.pool.Exec(context.Background(), `DELETE FROM role_members WHERE user_id = 1005`); err != nil {
+	tok := e.Tokens.Service(t, "user:read")
+	if _, err := e.Pool.Exec(context.Background(), `DELETE FROM role_members WHERE user_id = 1005`); err != nil {
 		t.Fatal(err)
 	}
 	ids := []string{"1001", "1002", "1003", "1004", "1005", "4242"}
 	want := map[string]response{}
 	for _, id := range ids { // one at a time: each its own query
-		want[id] = e.call(t, "GET", "/api/v0/users/"+id+"/roles", tok, "")
+		want[id] = e.Call(t, "GET", "/api/v0/users/"+id+"/roles", tok, "")
 	}
-	if string(want["1001"].body) == string(want["1002"].body) || string(want["1005"].body) != `{"data":[]}` || want["4242"].status != 404 {
+	if string(want["1001"].Body) == string(want["1002"].Body) || string(want["1005"].Body) != `{"data":[]}` || want["4242"].Status != 404 {
 		t.Fatalf("the users' roles do not tell them apart: %s / %s / %s / %d",
-			want["1001"].body, want["1002"].body, want["1005"].body, want["4242"].status)
+			want["1001"].Body, want["1002"].Body, want["1005"].Body, want["4242"].Status)
 	}
 
 	const rounds = 40
@@ -509,8 +479,8 @@ func TestConcurrentRoleReadsShareQueriesAndKeepTheirAnswers(t *testing.T) {
 	got, queries := e.getConcurrently(t, tok, paths, rounds)
 	for i, id := range ids {
 		for _, r := range got[paths[i]] {
-			if r.status != want[id].status || string(r.body) != string(want[id].body) {
-				t.Errorf("user %s: %d %s, want %d %s", id, r.status, r.body, want[id].status, want[id].body)
+			if diff := testkit.BytesDiff(want[id].Body, r.Body); r.Status != want[id].Status || diff != "" {
+				t.Errorf("user %s: %d, want %d; body (-want +got):\n%s", id, r.Status, want[id].Status, diff)
 			}
 		}
 	}
@@ -535,10 +505,10 @@ func TestLoginFloodQueuesThen503(t *testing.T) {
 	var mu sync.Mutex
 	counts := map[int]int{}
 	var problems []string
-	token := e.serviceToken(t)
+	token := e.ServiceToken(t)
 	for range n {
 		wg.Go(func() {
-			req, _ := http.NewRequest(http.MethodPost, e.internal+"/internal/credentials/verify",
+			req, _ := http.NewRequest(http.MethodPost, e.Internal+"/internal/credentials/verify",
 				strings.NewReader(`{"username": "alice", "password": "correct horse battery staple"}`))
 			req.Header.Set("Content-Type", "application/json")
 			req.Header.Set("Authorization", "Bearer "+token)
@@ -571,6 +541,6 @@ func TestLoginFloodQueuesThen503(t *testing.T) {
 		t.Fatalf("want both checked logins and 503s for the excess, got %v", counts)
 	}
 	// The slot is free again: the next login is checked at once.
-	r := e.callInternal(t, "POST", "/internal/credentials/verify", `{"username": "alice", "password": "correct horse battery staple"}`)
-	expect(t, r, 200)
+	r := e.CallInternal(t, "POST", "/internal/credentials/verify", `{"username": "alice", "password": "correct horse battery staple"}`)
+	r.Expect(t, 200)
 }

@@ -1,4 +1,4 @@
-// Package usertest is the users service's test harness: a migrated throwaway
+// Package usertest holds the users service's test data: a migrated throwaway
 // database, the demo fixture loaded into it, and synthetic users.
 package usertest
 
@@ -11,8 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/eventreg/eventreg/libs/fixture"
-	"github.com/eventreg/eventreg/libs/pgdb"
-	"github.com/eventreg/eventreg/libs/testkit"
+	"github.com/eventreg/eventreg/libs/resourcetest"
 	"github.com/eventreg/eventreg/services/users/internal/password"
 	"github.com/eventreg/eventreg/services/users/internal/userimport"
 	"github.com/eventreg/eventreg/services/users/internal/userimport/userimportdb"
@@ -26,22 +25,12 @@ const ConventionID = "2026"
 // stay quick; the production parameters are tested in package password.
 var Fast = password.Params{MemoryKiB: 64, Time: 1, Threads: 1}
 
-// NewPool returns a pool on a new, migrated database dropped when t ends,
-// and the database's DSN. It skips the test under -short.
+// NewPool returns a pool on a new database migrated by the users service's
+// migrations, dropped when t ends, and its DSN (resourcetest.NewPool). It
+// skips the test under -short.
 func NewPool(t testing.TB) (*pgxpool.Pool, string) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("needs PostgreSQL")
-	}
-	dsn := testkit.NewDatabase(t)
-	if err := migrations.Set().Up(dsn); err != nil {
-		t.Fatalf("migrating: %v", err)
-	}
-	pool, err := pgdb.Open(context.Background(), dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
+	dsn, pool := resourcetest.NewPool(t, migrations.Set())
 	return pool, dsn
 }
 

@@ -49,9 +49,7 @@ func TestEvents(t *testing.T) {
 			}
 			outboxtest.SamePayload(t, r, stored)
 			body := e.Get(t, "/api/v0/users/"+strconv.FormatInt(uid, 10)+"/volunteer", token)
-			if string(data) != string(body.Body) {
-				t.Fatalf("rendered %s:\n%s\nthe read API:\n%s", r.Resource, data, body.Body)
-			}
+			outboxtest.SameAsRead(t, r.Resource, data, body.Body)
 			if r.EventID == "" || r.CreatedAt.IsZero() {
 				t.Fatalf("row %+v", r)
 			}
@@ -106,17 +104,8 @@ func TestEvents(t *testing.T) {
 		if _, err := e.Store.Import(ctx, nil, v); err != nil {
 			t.Fatal(err)
 		}
-		rows := outboxtest.Rows(t, e.Pool)
-		data, err := render(ctx, rows)
-		if err != nil || len(data) != 1 {
-			t.Fatal(err)
-		}
-		var got struct{ User map[string]any }
-		if err := json.Unmarshal(data[0], &got); err != nil {
-			t.Fatal(err)
-		}
-		if got.User["id"] != "1099" || got.User["username"] != "" || got.User["phone"] != nil {
-			t.Fatalf("user %v", got.User)
+		if user := outboxtest.RenderedUser(t, e.Pool, render); user["id"] != "1099" || user["username"] != "" || user["phone"] != nil {
+			t.Fatalf("user %v", user)
 		}
 		e.Users.Add(usersclienttest.User(1099))
 		expect(t, "volunteer-submitted volunteer:2026:1099")
@@ -137,9 +126,10 @@ func TestEvents(t *testing.T) {
 		}
 		outboxtest.SamePayload(t, rows[0], last)
 		data, err := render(ctx, rows)
-		if err != nil || string(data[0]) != string(before.Body) {
-			t.Fatalf("%v: rendered %s, the read API said %s", err, data[0], before.Body)
+		if err != nil {
+			t.Fatal(err)
 		}
+		outboxtest.SameAsRead(t, rows[0].Resource, data[0], before.Body)
 		if r := e.Get(t, "/api/v0/users/1003/volunteer", token); r.Status != 404 {
 			t.Fatalf("status %d after delete", r.Status)
 		}
@@ -162,8 +152,9 @@ func TestEvents(t *testing.T) {
 		e.load(t, convention, demoDepartments, c)
 		got := sink.WaitFor(t, 1, 10*time.Second)
 		body := e.Get(t, "/api/v0/users/1003/volunteer", token)
-		if len(got) != 1 || got[0].Type != "volunteer-submitted" || got[0].Source != "volunteers" || string(got[0].Data) != string(body.Body) {
-			t.Fatalf("published %+v, the read API says %s", got, body.Body)
+		if len(got) != 1 || got[0].Type != "volunteer-submitted" || got[0].Source != "volunteers" {
+			t.Fatalf("published %+v", got)
 		}
+		outboxtest.SameAsRead(t, got[0].Resource, got[0].Data, body.Body)
 	})
 }

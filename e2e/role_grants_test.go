@@ -1,15 +1,11 @@
 package e2e
 
 import (
-	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
-
-	"golang.org/x/oauth2"
 
 	"github.com/eventreg/eventreg/e2e/stack"
 )
@@ -26,7 +22,7 @@ func TestRoleGrantsHaveACeiling(t *testing.T) {
 	tracker := serviceToken(t, s, trackerID, trackerSecret, "user:read", "user:roles:update")
 	rolesOf := func(t *testing.T, id string) string {
 		t.Helper()
-		r := mustSend(t, s, http.MethodGet, "/api/v0/users/"+id+"/roles", tracker, "", "")
+		r := mustSend(t, s, http.MethodGet, "/api/v0/users/"+id+"/roles", tracker, "")
 		if r.status != http.StatusOK {
 			t.Fatalf("roles of %s: %d %s", id, r.status, r.body)
 		}
@@ -45,7 +41,7 @@ func TestRoleGrantsHaveACeiling(t *testing.T) {
 	t.Run("a service app may not grant admin: 403 access and the user gains nothing", func(t *testing.T) {
 		before := rolesOf(t, "1002")
 		for _, scope := range []string{"global", "convention"} {
-			refused(t, mustSend(t, s, http.MethodPut, "/api/v0/users/1002/roles/1", tracker, "application/json", `{"scope":"`+scope+`"}`))
+			refused(t, mustSend(t, s, http.MethodPut, "/api/v0/users/1002/roles/1", tracker, `{"scope":"`+scope+`"}`))
 		}
 		if after := rolesOf(t, "1002"); after != before || strings.Contains(after, `"admin"`) {
 			t.Fatalf("bob's roles changed: %s → %s", before, after)
@@ -54,32 +50,31 @@ func TestRoleGrantsHaveACeiling(t *testing.T) {
 			ID           int64
 			AppsMayGrant bool
 		}
-		out := s.Command(t, "users", "roles", "list", "-o", "json")
-		if err := json.Unmarshal([]byte(out), &roles); err != nil || len(roles) == 0 || roles[0].ID != 1 || roles[0].AppsMayGrant {
-			t.Fatalf("the operator's role list should show that apps may not grant admin: %v %s", err, out)
+		if commandJSON(t, s, &roles, "users", "roles", "list"); len(roles) == 0 || roles[0].ID != 1 || roles[0].AppsMayGrant {
+			t.Fatalf("the operator's role list should show that apps may not grant admin: %+v", roles)
 		}
 	})
 	t.Run("nor take admin from an admin", func(t *testing.T) {
-		refused(t, mustSend(t, s, http.MethodDelete, "/api/v0/users/1001/roles/1", tracker, "", ""))
+		refused(t, mustSend(t, s, http.MethodDelete, "/api/v0/users/1001/roles/1", tracker, ""))
 		if got := rolesOf(t, "1001"); !strings.Contains(got, `"admin"`) {
 			t.Fatalf("alice lost admin: %s", got)
 		}
 	})
 	t.Run("a role marked grantable is granted and removed as before", func(t *testing.T) {
-		if r := mustSend(t, s, http.MethodPut, "/api/v0/users/1002/roles/2", tracker, "application/json", `{"scope":"convention"}`); r.status != http.StatusNoContent {
+		if r := mustSend(t, s, http.MethodPut, "/api/v0/users/1002/roles/2", tracker, `{"scope":"convention"}`); r.status != http.StatusNoContent {
 			t.Fatalf("granting staff: %d %s", r.status, r.body)
 		}
-		if r := mustSend(t, s, http.MethodDelete, "/api/v0/users/1002/roles/2", tracker, "", ""); r.status != http.StatusNoContent {
+		if r := mustSend(t, s, http.MethodDelete, "/api/v0/users/1002/roles/2", tracker, ""); r.status != http.StatusNoContent {
 			t.Fatalf("removing staff: %d %s", r.status, r.body)
 		}
 	})
 	t.Run("once an operator marks admin grantable, the app may grant it", func(t *testing.T) {
 		s.Command(t, "users", "roles", "mark-grantable", "1")
-		if r := mustSend(t, s, http.MethodPut, "/api/v0/users/1002/roles/1", tracker, "application/json", `{"scope":"global"}`); r.status != http.StatusNoContent {
+		if r := mustSend(t, s, http.MethodPut, "/api/v0/users/1002/roles/1", tracker, `{"scope":"global"}`); r.status != http.StatusNoContent {
 			t.Fatalf("granting admin after marking it: %d %s", r.status, r.body)
 		}
 		s.Command(t, "users", "roles", "unmark-grantable", "1")
-		refused(t, mustSend(t, s, http.MethodDelete, "/api/v0/users/1002/roles/1", tracker, "", ""))
+		refused(t, mustSend(t, s, http.MethodDelete, "/api/v0/users/1002/roles/1", tracker, ""))
 	})
 }
 
@@ -92,18 +87,11 @@ func TestRoleGrantsHaveACeiling(t *testing.T) {
 // services long before it expires (ACCESS_TOKEN_TTL, 1 h), without any refresh.
 func TestARoleRemovalReachesAuthOnceItIsBack(t *testing.T) {
 	s := stack.Start(t, stack.Options{})
-	gw := s.GatewayURL
-	ctx := context.Background()
-	staff := authApp(gw, authStaffID, authStaffSecret, "pii:basic", "registration:read")
-	verifier := oauth2.GenerateVerifier()
-	code := newAuthHTTPBrowser(t, gw).code(staff.AuthCodeURL("s", oauth2.S256ChallengeOption(verifier)), "carol", "carol demo password 2026")
-	tok, err := staff.Exchange(ctx, code, oauth2.VerifierOption(verifier))
-	if err != nil {
-		t.Fatal(err)
-	}
+	staff := authApp(s.GatewayURL, authStaffID, authStaffSecret, "pii:basic", "registration:read")
+	tok := userToken(t, s.GatewayURL, staff, authCarol, authCarolPass)
 	const registration = "/api/v0/users/1003/registration"
-	if st := apiRequest(t, s, registration, tok.AccessToken); st != http.StatusOK {
-		t.Fatalf("before: %d", st)
+	if r := mustSend(t, s, http.MethodGet, registration, tok.AccessToken, ""); r.status != http.StatusOK {
+		t.Fatalf("before: %d", r.status)
 	}
 
 	auth := s.Services["auth"]
@@ -118,12 +106,6 @@ func TestARoleRemovalReachesAuthOnceItIsBack(t *testing.T) {
 		t.Fatalf("revoke: %s", out)
 	}
 	auth.Restart(t)
-	back := time.Now()
-	eventually(t, 60*time.Second, "the access token refused once auth is back", func() error {
-		if st := apiRequest(t, s, registration, tok.AccessToken); st != http.StatusUnauthorized {
-			return fmt.Errorf("%s answered %d", registration, st)
-		}
-		return nil
-	})
-	t.Logf("refused %v after auth came back", time.Since(back).Round(time.Millisecond))
+	took := waitForStatus(t, s, registration, tok.AccessToken, http.StatusUnauthorized, 60*time.Second)
+	t.Logf("refused %v after auth came back", took.Round(time.Millisecond))
 }

@@ -1,19 +1,13 @@
 package e2e
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
-	"golang.org/x/oauth2"
-
 	"github.com/eventreg/eventreg/e2e/stack"
-	"github.com/eventreg/eventreg/libs/apispec"
 )
 
 // TestVolunteersAndRegistrations drives the volunteers and registrations
@@ -21,46 +15,13 @@ import (
 // demo fixture.
 func TestVolunteersAndRegistrations(t *testing.T) {
 	s := stack.Start(t, stack.Options{})
-	gw, hc, ctx := s.GatewayURL, s.HTTPClient(), context.Background()
-	spec, err := apispec.NewValidator()
-	if err != nil {
-		t.Fatal(err)
-	}
-	token := func(t *testing.T, id, secret string, scopes ...string) string {
-		t.Helper()
-		tok, err := clientCredentials(gw, id, secret, oauth2.AuthStyleInHeader, scopes...).Token(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return tok.AccessToken
-	}
+	// call sends a request through the gateway, checking the answer against the API document.
 	call := func(t *testing.T, method, path, tok, body string) (int, []byte) {
 		t.Helper()
-		var rd io.Reader
-		if body != "" {
-			rd = strings.NewReader(body)
-		}
-		req, _ := http.NewRequest(method, gw+path, rd)
-		req.Header.Set("Authorization", "Bearer "+tok)
-		if body != "" {
-			req.Header.Set("Content-Type", "application/json")
-		}
-		resp, err := hc.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body = io.NopCloser(bytes.NewReader(b))
-		if body != "" {
-			req.Body = io.NopCloser(strings.NewReader(body))
-		}
-		if err := spec.ValidateHTTPResponse(resp); err != nil {
-			t.Errorf("response breaks the API document: %v", err)
-		}
-		return resp.StatusCode, b
+		r := sendChecked(t, s, method, path, tok, body)
+		return r.status, []byte(r.body)
 	}
-	tracker := token(t, trackerID, trackerSecret, "volunteer:read", "registration:read")
+	tracker := serviceToken(t, s, trackerID, trackerSecret, "volunteer:read", "registration:read")
 
 	t.Run("a user's registration carries its order and user summary", func(t *testing.T) {
 		status, body := call(t, http.MethodGet, "/api/v0/users/1001/registration", tracker, "")
@@ -139,7 +100,7 @@ func TestVolunteersAndRegistrations(t *testing.T) {
 		}
 	})
 	t.Run("a token without the scope is 403", func(t *testing.T) {
-		reader := token(t, readerID, readerSecret, "registration:read")
+		reader := serviceToken(t, s, readerID, readerSecret, "registration:read")
 		if status, body := call(t, http.MethodPost, "/api/v0/volunteers/search", reader, `{}`); status != 403 {
 			t.Fatalf("%d %s", status, body)
 		}

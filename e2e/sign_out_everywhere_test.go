@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -11,7 +10,6 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/eventreg/eventreg/e2e/stack"
-	"github.com/eventreg/eventreg/libs/testkit"
 )
 
 // TestPasswordChangeSignsTheUserOutEverywhere plays a compromised account
@@ -24,76 +22,52 @@ func TestPasswordChangeSignsTheUserOutEverywhere(t *testing.T) {
 	gw := s.GatewayURL
 	ctx := context.Background()
 	badge := authApp(gw, authBadgeID, authBadgeSecret, "pii:basic")
+	// authURL is the app's authorization request: auth answers it without
+	// the login page while the browser's session still counts.
+	authURL := badge.AuthCodeURL("s", oauth2.S256ChallengeOption(oauth2.GenerateVerifier()))
 
 	// signedIn gives user a browser session and the badge app a refresh and
 	// an access token acting for user.
-	signedIn := func(t *testing.T, user, password string) (*authHTTPBrowser, *oauth2.Token, string) {
+	signedIn := func(t *testing.T, user, password string) (*authHTTPBrowser, *oauth2.Token) {
 		t.Helper()
 		b := newAuthHTTPBrowser(t, gw)
-		verifier := oauth2.GenerateVerifier()
-		authURL := badge.AuthCodeURL("s", oauth2.S256ChallengeOption(verifier))
-		tok, err := badge.Exchange(ctx, b.code(authURL, user, password), oauth2.VerifierOption(verifier))
-		if err != nil {
-			t.Fatal(err)
+		tok := b.token(badge, user, password)
+		if r := mustSend(t, s, http.MethodGet, "/api/users/current", tok.AccessToken, ""); r.status != http.StatusOK {
+			t.Fatalf("the access token before: %d", r.status)
 		}
-		if st, _ := authCurrentUser(t, s, tok.AccessToken); st != http.StatusOK {
-			t.Fatalf("the access token before: %d", st)
-		}
-		if !sessionCounts(t, b, authURL) {
+		if !b.sessionCounts(authURL) {
 			t.Fatal("the browser has no session before")
 		}
-		return b, tok, authURL
+		return b, tok
 	}
 	// signedOut waits until the access token is refused at a resource
 	// service (one revocation-feed poll after auth heard of the change),
 	// then checks the refresh token and the browser session.
-	signedOut := func(t *testing.T, b *authHTTPBrowser, tok *oauth2.Token, authURL string) {
+	signedOut := func(t *testing.T, b *authHTTPBrowser, tok *oauth2.Token) {
 		t.Helper()
-		err := testkit.Poll(ctx, 20*time.Second, func(context.Context) error {
-			if st, _ := authCurrentUser(t, s, tok.AccessToken); st != http.StatusUnauthorized {
-				return fmt.Errorf("GET /api/users/current still answers %d to the old access token", st)
-			}
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
+		waitForStatus(t, s, "/api/users/current", tok.AccessToken, http.StatusUnauthorized, 20*time.Second)
 		if _, err := badge.TokenSource(ctx, &oauth2.Token{RefreshToken: tok.RefreshToken}).Token(); authErrorCode(err) != "invalid_grant" {
 			t.Fatalf("the app's refresh afterwards: %v, want invalid_grant", err)
 		}
-		if sessionCounts(t, b, authURL) {
+		if b.sessionCounts(authURL) {
 			t.Fatal("the old session cookie still counts: no login page")
 		}
 	}
 
 	t.Run("users set-password ends the sessions, refresh tokens and access tokens of the user", func(t *testing.T) {
-		b, tok, authURL := signedIn(t, authAlice, authAlicePass)
+		b, tok := signedIn(t, authAlice, authAlicePass)
 		if _, err := s.Services["users"].Run(ctx, strings.NewReader("a brand new password for alice 2026\n"), "set-password", "1001"); err != nil {
 			t.Fatal(err)
 		}
-		signedOut(t, b, tok, authURL)
+		signedOut(t, b, tok)
 	})
 	t.Run("users sign-out ends the sessions, refresh tokens and access tokens of the user", func(t *testing.T) {
-		b, tok, authURL := signedIn(t, authBob, authBobPass)
+		b, tok := signedIn(t, authBob, authBobPass)
 		if _, err := s.Services["users"].Run(ctx, nil, "sign-out", "1002"); err != nil {
 			t.Fatal(err)
 		}
-		signedOut(t, b, tok, authURL)
+		signedOut(t, b, tok)
 		// bob's password is unchanged: he signs in again.
 		signedIn(t, authBob, authBobPass)
 	})
-}
-
-// sessionCounts reports whether b's session cookie still signs it in: the
-// authorization request is answered without the login page.
-func sessionCounts(t *testing.T, b *authHTTPBrowser, authURL string) bool {
-	t.Helper()
-	status, _, page := b.do(http.MethodGet, authURL, nil)
-	if status == http.StatusOK && strings.Contains(page, `name="password"`) {
-		return false
-	}
-	if status != http.StatusFound {
-		t.Fatalf("authorization request: %d\n%s", status, page)
-	}
-	return true
 }
