@@ -489,6 +489,28 @@ func (c *cluster) routeChecks(t *testing.T, base string) {
 		}
 		t.Logf("%s %s: %d", q.method, q.path, r.status)
 	}
+	// the dealers service, the public configuration, the webhook key and the
+	// OpenID Provider's documents are routed too
+	desk, err := clientCredentials(base, dealerDeskID, dealerDeskSecret, oauth2.AuthStyleInHeader, "vendor:read").
+		Token(context.WithValue(context.Background(), oauth2.HTTPClient, c.hc))
+	if err != nil {
+		t.Fatalf("Dealer Desk token through %s: %v", base, err)
+	}
+	for _, q := range []struct {
+		method, path, token, body, want string
+	}{
+		{"POST", "/api/v0/dealers/search", desk.AccessToken, `{"limit": 2}`, `"hasMore":true`},
+		{"GET", "/api/config", "", "", `"conventions":[`},
+		{"GET", "/api/webhooks/key", "", "", "-----BEGIN PUBLIC KEY-----"},
+		{"GET", "/.well-known/openid-configuration", "", "", `"userinfo_endpoint":"` + c.ingressURL + `/api/users/userinfo"`},
+		{"GET", "/api/users/userinfo", tok.AccessToken, "", `error="insufficient_scope"`}, // routed to users, which wants openid
+	} {
+		r, err := c.send(base, q.method, q.path, q.token, q.body)
+		if err != nil || !strings.Contains(r.body+r.header.Get("WWW-Authenticate"), q.want) {
+			t.Fatalf("%s %s through %s: %v %d %s", q.method, q.path, base, err, r.status, r.body)
+		}
+		t.Logf("%s %s: %d", q.method, q.path, r.status)
+	}
 	if r, _ := c.send(base, "GET", "/internal/jwks.json", "", ""); r.status != 404 {
 		t.Errorf("an internal path through %s: %d, want 404 (routed nowhere)", base, r.status)
 	}
