@@ -63,15 +63,6 @@ type Options struct {
 // InternalAuth is the service-token key of the services a harness starts.
 var InternalAuth = servicetoken.Config{Key: "a-test-internal-auth-key-of-32-characters"}
 
-// Config is the configuration a harness gives its service's Mount: the
-// parts every resource service shares, pointing at the harness's database,
-// listeners, token issuer and users double.
-type Config struct {
-	Base     service.Base
-	Resource service.Resource
-	Users    service.UsersClient
-}
-
 // Env is a running service API on a fresh database, with a users service
 // double and a token issuer.
 type Env struct {
@@ -94,9 +85,10 @@ type Env struct {
 
 // Start migrates a fresh database with set and runs the service on it the
 // way serve does: service.StartLogging, then mount (the service's
-// server.Mount, given its configuration built from Config), then the
-// listeners, until t ends. It skips the test under -short.
-func Start(t testing.TB, set migrations.Set, o Options, mount func(context.Context, Config, *service.Runtime) error) *Env {
+// server.Mount, given a configuration pointing at the harness's database,
+// listeners, token issuer and users double), then the listeners, until t
+// ends. It skips the test under -short.
+func Start(t testing.TB, set migrations.Set, o Options, mount func(context.Context, service.ResourceServe, *service.Runtime) error) *Env {
 	t.Helper()
 	if o.UsersTimeout == 0 {
 		o.UsersTimeout = 2 * time.Second
@@ -108,7 +100,7 @@ func Start(t testing.TB, set migrations.Set, o Options, mount func(context.Conte
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	e := &Env{DSN: dsn, Convention: o.Convention, Pool: pool, Users: usersclienttest.New(t), Tokens: tokentest.New(t)}
-	cfg := Config{
+	cfg := service.ResourceServe{
 		Base: service.Base{DatabaseURL: dsn, LogLevel: "error", Config: httpserver.Config{
 			PublicAddr: "127.0.0.1:0", InternalAddr: "127.0.0.1:0", OpsAddr: "127.0.0.1:0", BodyLimit: o.BodyLimit,
 			ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second,
@@ -117,7 +109,7 @@ func Start(t testing.TB, set migrations.Set, o Options, mount func(context.Conte
 		Resource: service.Resource{AuthIssuer: tokentest.Issuer, AuthJWKSURL: e.Tokens.JWKSURL, TokenAudience: tokentest.Audience,
 			TokenLeeway: time.Second, JWKSRefresh: 5 * time.Minute, RevocationPoll: time.Second,
 			CursorKey: strings.Repeat("k", 32), ConventionID: o.Convention},
-		Users: service.UsersClient{UsersInternalURL: e.Users.URL, UsersTimeout: o.UsersTimeout},
+		UsersClient: service.UsersClient{UsersInternalURL: e.Users.URL, UsersTimeout: o.UsersTimeout},
 	}
 	rt, err := service.StartLogging(ctx, o.Service, cfg.Base, set, io.Discard)
 	if err != nil {

@@ -6,10 +6,8 @@ import (
 
 	"github.com/eventreg/eventreg/libs/fixture"
 	"github.com/eventreg/eventreg/libs/resourcetest"
-	"github.com/eventreg/eventreg/libs/service"
 	"github.com/eventreg/eventreg/libs/testkit"
 	"github.com/eventreg/eventreg/libs/usersclienttest"
-	"github.com/eventreg/eventreg/services/dealers/internal/config"
 	"github.com/eventreg/eventreg/services/dealers/internal/dealer"
 	"github.com/eventreg/eventreg/services/dealers/internal/dealer/dealerdb"
 	"github.com/eventreg/eventreg/services/dealers/internal/server"
@@ -33,11 +31,8 @@ type envOptions = resourcetest.Options
 func newEnv(t testing.TB, o envOptions) *env {
 	t.Helper()
 	o.Service, o.Convention = "dealers", convention
-	e := &env{}
-	e.Env = resourcetest.Start(t, migrations.Set(), o, func(ctx context.Context, c resourcetest.Config, rt *service.Runtime) error {
-		// The production wiring: serve runs the same Mount.
-		return server.Mount(ctx, config.Serve{Base: c.Base, Resource: c.Resource, UsersClient: c.Users}, rt)
-	})
+	// The production wiring: serve runs the same Mount.
+	e := &env{Env: resourcetest.Start(t, migrations.Set(), o, server.Mount)}
 	e.Store = dealerdb.New(e.Pool)
 	return e
 }
