@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/eventreg/eventreg/libs/page/keyset"
+	"github.com/eventreg/eventreg/libs/postal"
 	"github.com/eventreg/eventreg/libs/usersclient"
 	"github.com/eventreg/eventreg/libs/usersummary"
 )
@@ -22,15 +23,10 @@ type Dealer struct {
 	ID     int64 `json:"id"`
 	UserID int64 `json:"userId"`
 	// ConventionID is the convention whose applications Applications holds.
-	ConventionID   string  `json:"conventionId"`
-	Name           string  `json:"name"`
-	Email          *string `json:"email"`
-	AddressLine1   string  `json:"addressLine1"`
-	AddressLine2   *string `json:"addressLine2"`
-	AddressCity    string  `json:"addressCity"`
-	AddressZipcode string  `json:"addressZipcode"`
-	AddressState   string  `json:"addressState"`
-	AddressCountry string  `json:"addressCountry"`
+	ConventionID string  `json:"conventionId"`
+	Name         string  `json:"name"`
+	Email        *string `json:"email"`
+	postal.Address
 	// Options is a JSON array of Option as the database stores it: rendered
 	// as it is (decision 0078).
 	Options      json.RawMessage `json:"options"`

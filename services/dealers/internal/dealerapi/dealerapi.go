@@ -10,6 +10,7 @@ import (
 
 	"github.com/eventreg/eventreg/libs/apireply"
 	"github.com/eventreg/eventreg/libs/page"
+	"github.com/eventreg/eventreg/libs/postal"
 	"github.com/eventreg/eventreg/libs/searchapi"
 	"github.com/eventreg/eventreg/libs/usersclient"
 	"github.com/eventreg/eventreg/services/dealers/internal/dealer"
@@ -45,18 +46,13 @@ func (h *Handler) search(c *gin.Context) {
 
 // dealerJSON is a dealer as the API renders it.
 type dealerJSON struct {
-	ID             string                  `json:"id"`
-	Name           string                  `json:"name"`
-	Email          *string                 `json:"email"`
-	AddressLine1   string                  `json:"addressLine1"`
-	AddressLine2   *string                 `json:"addressLine2"`
-	AddressCity    string                  `json:"addressCity"`
-	AddressZipcode string                  `json:"addressZipcode"`
-	AddressState   string                  `json:"addressState"`
-	AddressCountry string                  `json:"addressCountry"`
-	User           usersclient.UserSummary `json:"user"`
-	Options        json.RawMessage         `json:"options"` // []dealer.Option as stored
-	Applications   []applicationJSON       `json:"applications"`
+	ID    string  `json:"id"`
+	Name  string  `json:"name"`
+	Email *string `json:"email"`
+	postal.Address
+	User         usersclient.UserSummary `json:"user"`
+	Options      json.RawMessage         `json:"options"` // []dealer.Option as stored
+	Applications []applicationJSON       `json:"applications"`
 }
 
 // applicationJSON is an application as the API renders it.
@@ -87,9 +83,7 @@ func orEmpty(raw json.RawMessage) json.RawMessage {
 
 func toJSON(d dealer.WithUser) dealerJSON {
 	out := dealerJSON{
-		ID: strconv.FormatInt(d.ID, 10), Name: d.Name, Email: d.Email, AddressLine1: d.AddressLine1,
-		AddressLine2: d.AddressLine2, AddressCity: d.AddressCity, AddressZipcode: d.AddressZipcode,
-		AddressState: d.AddressState, AddressCountry: d.AddressCountry, User: d.User, Options: orEmpty(d.Options),
+		ID: strconv.FormatInt(d.ID, 10), Name: d.Name, Email: d.Email, Address: d.Address, User: d.User, Options: orEmpty(d.Options),
 		Applications: make([]applicationJSON, len(d.Applications)),
 	}
 	for i, a := range d.Applications {
