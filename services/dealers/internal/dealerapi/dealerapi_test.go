@@ -55,11 +55,7 @@ type dealerBody struct {
 	} `json:"applications"`
 }
 
-type pageBody struct {
-	Data     []dealerBody `json:"data"`
-	NextPage *string      `json:"nextPage"`
-	HasMore  bool         `json:"hasMore"`
-}
+type pageBody = resourcetest.Page[dealerBody]
 
 var (
 	den   = fixture.DealerArea{ID: 1, Name: "Dealers' Den"}
@@ -284,40 +280,10 @@ func TestPaginationWalkSeesEachDealerOnce(t *testing.T) {
 
 	walk := func(t *testing.T, limit int, filter string) []string {
 		t.Helper()
-		e.Users.Reset()
-		var seen []string
-		next, pages := "", 0
-		for {
-			body := fmt.Sprintf(`{"limit": %d%s`, limit, filter)
-			if next != "" {
-				body += `, "nextPage": "` + next + `"`
-			}
-			r := e.search(t, token, body+"}")
-			if r.Status != 200 {
-				t.Fatalf("page %d: %d %s", pages, r.Status, r.Body)
-			}
-			var p pageBody
-			r.JSON(t, &p)
-			pages++
-			if len(p.Data) > limit {
-				t.Fatalf("page of %d for limit %d", len(p.Data), limit)
-			}
-			for _, d := range p.Data {
-				seen = append(seen, d.ID)
-			}
-			if !p.HasMore {
-				if p.NextPage != nil {
-					t.Fatal("nextPage set on the last page")
-				}
-				break
-			}
-			next = *p.NextPage
-			if pages > 1000 {
-				t.Fatal("pagination does not end")
-			}
-		}
-		if calls := e.Users.Calls(); len(calls) > pages {
-			t.Fatalf("%d users calls for %d pages", len(calls), pages)
+		items, _ := resourcetest.Walk[dealerBody](t, e.Env, "/api/v0/dealers/search", token, limit, filter)
+		seen := make([]string, len(items))
+		for i, d := range items {
+			seen[i] = d.ID
 		}
 		return seen
 	}
