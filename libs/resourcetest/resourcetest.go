@@ -63,6 +63,15 @@ type Options struct {
 // InternalAuth is the service-token key of the services a harness starts.
 var InternalAuth = servicetoken.Config{Key: "a-test-internal-auth-key-of-32-characters"}
 
+// Config is the configuration a harness gives its service's Mount: the
+// parts every resource service shares, pointing at the harness's database,
+// listeners, token issuer and users double.
+type Config struct {
+	Base     service.Base
+	Resource service.Resource
+	Users    service.UsersClient
+}
+
 // Env is a running service API on a fresh database, with a users service
 // double and a token issuer.
 type Env struct {
@@ -85,10 +94,9 @@ type Env struct {
 
 // Start migrates a fresh database with set and runs the service on it the
 // way serve does: service.StartLogging, then mount (the service's
-// server.Mount, given a configuration pointing at the harness's database,
-// listeners, token issuer and users double), then the listeners, until t
-// ends. It skips the test under -short.
-func Start(t testing.TB, set migrations.Set, o Options, mount func(context.Context, service.ResourceServe, *service.Runtime) error) *Env {
+// server.Mount, given its configuration built from Config), then the
+// listeners, until t ends. It skips the test under -short.
+func Start(t testing.TB, set migrations.Set, o Options, mount func(context.Context, Config, *service.Runtime) error) *Env {
 	t.Helper()
 	if o.UsersTimeout == 0 {
 		o.UsersTimeout = 2 * time.Second
@@ -97,17 +105,33 @@ func Start(t testing.TB, set migrations.Set, o Options, mount func(context.Conte
 		o.BodyLimit = 64 << 10
 	}
 	dsn, pool := NewPool(t, set)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
 	e := &Env{DSN: dsn, Convention: o.Convention, Pool: pool, Users: usersclienttest.New(t), Tokens: tokentest.New(t)}
-	cfg := service.ResourceServe{
-		Base: service.Base{DatabaseURL: dsn, LogLevel: "error", Config: HTTPConfig(o.BodyLimit, httpserver.DefaultRequestTimeout),
-			InternalAuth: InternalAuth},
+	cfg := Config{
+		Base: service.Base{DatabaseURL: dsn, LogLevel: "error", Config: httpserver.Config{
+			PublicAddr: "127.0.0.1:0", InternalAddr: "127.0.0.1:0", OpsAddr: "127.0.0.1:0", BodyLimit: o.BodyLimit,
+			ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second,
+			IdleTimeout: 10 * time.Second, ShutdownTimeout: 5 * time.Second, RequestTimeout: httpserver.DefaultRequestTimeout,
+			TrustedProxies: []string{"127.0.0.1/32"}}, InternalAuth: InternalAuth},
 		Resource: service.Resource{AuthIssuer: tokentest.Issuer, AuthJWKSURL: e.Tokens.JWKSURL, TokenAudience: tokentest.Audience,
 			TokenLeeway: time.Second, JWKSRefresh: 5 * time.Minute, RevocationPoll: time.Second,
 			CursorKey: strings.Repeat("k", 32), ConventionID: o.Convention},
-		UsersClient: service.UsersClient{UsersInternalURL: e.Users.URL, UsersTimeout: o.UsersTimeout},
+		Users: service.UsersClient{UsersInternalURL: e.Users.URL, UsersTimeout: o.UsersTimeout},
 	}
-	rt := Serve(t, o.Service, cfg.Base, set, io.Discard, func(ctx context.Context, rt *service.Runtime) error { return mount(ctx, cfg, rt) })
-	var err error
+	rt, err := service.StartLogging(ctx, o.Service, cfg.Base, set, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := mount(ctx, cfg, rt); err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.Server.Listen(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- rt.Serve(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
 	if e.codec, err = cursor.NewCodec([]byte(cfg.Resource.CursorKey)); err != nil {
 		t.Fatal(err)
 	}
@@ -167,12 +191,20 @@ func (e *Env) Do(t testing.TB, method, path, token, contentType string, body []b
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
 	}
-	r := Send(t, req)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
 	req.Body = io.NopCloser(bytes.NewReader(body))
-	if err := e.spec.ValidateResponse(req, r.Status, r.Header, r.Body); err != nil {
+	if err := e.spec.ValidateResponse(req, resp.StatusCode, resp.Header, b); err != nil {
 		t.Errorf("response breaks the API document: %v", err)
 	}
-	return r
+	return Response{Status: resp.StatusCode, Header: resp.Header, Body: b}
 }
 
 // Get is Do for a GET without a body.

@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -74,40 +72,6 @@ func Expect(t testing.TB, pool *pgxpool.Pool, render outbox.RenderFunc, check fu
 		check(r, data[i])
 	}
 	Clear(t, pool)
-}
-
-// ExpectStored is Expect for the records of one convention that a store
-// keeps ("kind:conventionId:id", outbox.ConventionResource): each payload
-// must be the record get (the store's Get) reads for the resource's
-// convention and id, and check gets the row, the convention, the id and the
-// rendering, to compare it with the read API.
-func ExpectStored[T any](t testing.TB, pool *pgxpool.Pool, render outbox.RenderFunc, get func(ctx context.Context, conventionID string, id int64) (T, error),
-	check func(r outbox.Row, conventionID string, id int64, data json.RawMessage), want ...string) {
-	t.Helper()
-	Expect(t, pool, render, func(r outbox.Row, data json.RawMessage) {
-		convention, id := ParseConventionResource(t, r.Resource)
-		stored, err := get(context.Background(), convention, id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		SamePayload(t, r, stored)
-		check(r, convention, id, data)
-	}, want...)
-}
-
-// ParseConventionResource reads the convention and the id out of a resource
-// "kind:conventionId:id" (outbox.ConventionResource), failing t when it is
-// not one.
-func ParseConventionResource(t testing.TB, resource string) (conventionID string, id int64) {
-	t.Helper()
-	parts := strings.Split(resource, ":")
-	if len(parts) == 3 {
-		if n, err := strconv.ParseInt(parts[2], 10, 64); err == nil && n > 0 {
-			return parts[1], n
-		}
-	}
-	t.Fatalf("resource %q is not kind:conventionId:id", resource)
-	return "", 0
 }
 
 // SamePayload fails t unless the payload of r, decoded into a T, encodes as

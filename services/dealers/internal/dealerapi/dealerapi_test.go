@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/eventreg/eventreg/libs/fixture"
-	"github.com/eventreg/eventreg/libs/postal"
 	"github.com/eventreg/eventreg/libs/resourcetest"
 )
 
@@ -26,11 +25,16 @@ type productBody struct {
 }
 
 type dealerBody struct {
-	ID    string  `json:"id"`
-	Name  string  `json:"name"`
-	Email *string `json:"email"`
-	postal.Address
-	User struct {
+	ID             string  `json:"id"`
+	Name           string  `json:"name"`
+	Email          *string `json:"email"`
+	AddressLine1   string  `json:"addressLine1"`
+	AddressLine2   *string `json:"addressLine2"`
+	AddressCity    string  `json:"addressCity"`
+	AddressZipcode string  `json:"addressZipcode"`
+	AddressState   string  `json:"addressState"`
+	AddressCountry string  `json:"addressCountry"`
+	User           struct {
 		ID       string `json:"id"`
 		Username string `json:"username"`
 		Email    string `json:"email"`
@@ -51,7 +55,11 @@ type dealerBody struct {
 	} `json:"applications"`
 }
 
-type pageBody = resourcetest.Page[dealerBody]
+type pageBody struct {
+	Data     []dealerBody `json:"data"`
+	NextPage *string      `json:"nextPage"`
+	HasMore  bool         `json:"hasMore"`
+}
 
 var (
 	den   = fixture.DealerArea{ID: 1, Name: "Dealers' Den"}
@@ -276,10 +284,40 @@ func TestPaginationWalkSeesEachDealerOnce(t *testing.T) {
 
 	walk := func(t *testing.T, limit int, filter string) []string {
 		t.Helper()
-		items, _ := resourcetest.Walk[dealerBody](t, e.Env, "/api/v0/dealers/search", token, limit, filter)
-		seen := make([]string, len(items))
-		for i, d := range items {
-			seen[i] = d.ID
+		e.Users.Reset()
+		var seen []string
+		next, pages := "", 0
+		for {
+			body := fmt.Sprintf(`{"limit": %d%s`, limit, filter)
+			if next != "" {
+				body += `, "nextPage": "` + next + `"`
+			}
+			r := e.search(t, token, body+"}")
+			if r.Status != 200 {
+				t.Fatalf("page %d: %d %s", pages, r.Status, r.Body)
+			}
+			var p pageBody
+			r.JSON(t, &p)
+			pages++
+			if len(p.Data) > limit {
+				t.Fatalf("page of %d for limit %d", len(p.Data), limit)
+			}
+			for _, d := range p.Data {
+				seen = append(seen, d.ID)
+			}
+			if !p.HasMore {
+				if p.NextPage != nil {
+					t.Fatal("nextPage set on the last page")
+				}
+				break
+			}
+			next = *p.NextPage
+			if pages > 1000 {
+				t.Fatal("pagination does not end")
+			}
+		}
+		if calls := e.Users.Calls(); len(calls) > pages {
+			t.Fatalf("%d users calls for %d pages", len(calls), pages)
 		}
 		return seen
 	}

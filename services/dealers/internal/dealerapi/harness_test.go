@@ -6,8 +6,10 @@ import (
 
 	"github.com/eventreg/eventreg/libs/fixture"
 	"github.com/eventreg/eventreg/libs/resourcetest"
+	"github.com/eventreg/eventreg/libs/service"
 	"github.com/eventreg/eventreg/libs/testkit"
 	"github.com/eventreg/eventreg/libs/usersclienttest"
+	"github.com/eventreg/eventreg/services/dealers/internal/config"
 	"github.com/eventreg/eventreg/services/dealers/internal/dealer"
 	"github.com/eventreg/eventreg/services/dealers/internal/dealer/dealerdb"
 	"github.com/eventreg/eventreg/services/dealers/internal/server"
@@ -31,8 +33,11 @@ type envOptions = resourcetest.Options
 func newEnv(t testing.TB, o envOptions) *env {
 	t.Helper()
 	o.Service, o.Convention = "dealers", convention
-	// The production wiring: serve runs the same Mount.
-	e := &env{Env: resourcetest.Start(t, migrations.Set(), o, server.Mount)}
+	e := &env{}
+	e.Env = resourcetest.Start(t, migrations.Set(), o, func(ctx context.Context, c resourcetest.Config, rt *service.Runtime) error {
+		// The production wiring: serve runs the same Mount.
+		return server.Mount(ctx, config.Serve{Base: c.Base, Resource: c.Resource, UsersClient: c.Users}, rt)
+	})
 	e.Store = dealerdb.New(e.Pool)
 	return e
 }

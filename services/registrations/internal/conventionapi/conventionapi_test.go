@@ -7,8 +7,10 @@ import (
 	"testing"
 
 	"github.com/eventreg/eventreg/libs/resourcetest"
+	"github.com/eventreg/eventreg/libs/service"
 	"github.com/eventreg/eventreg/libs/testkit"
 	"github.com/eventreg/eventreg/services/registrations/internal/cli"
+	"github.com/eventreg/eventreg/services/registrations/internal/config"
 	"github.com/eventreg/eventreg/services/registrations/internal/server"
 	"github.com/eventreg/eventreg/services/registrations/migrations"
 )
@@ -16,7 +18,10 @@ import (
 func TestMain(m *testing.M) { testkit.Main(m) }
 
 func start(t *testing.T) *resourcetest.Env {
-	return resourcetest.Start(t, migrations.Set(), resourcetest.Options{Service: "registrations", Convention: "2026"}, server.Mount)
+	return resourcetest.Start(t, migrations.Set(), resourcetest.Options{Service: "registrations", Convention: "2026"},
+		func(ctx context.Context, c resourcetest.Config, rt *service.Runtime) error {
+			return server.Mount(ctx, config.Serve{Base: c.Base, Resource: c.Resource, UsersClient: c.Users}, rt)
+		})
 }
 
 const configFixture = `{

@@ -40,7 +40,11 @@ type registrationBody struct {
 	} `json:"order"`
 }
 
-type pageBody = resourcetest.Page[registrationBody]
+type pageBody struct {
+	Data     []registrationBody `json:"data"`
+	NextPage *string            `json:"nextPage"`
+	HasMore  bool               `json:"hasMore"`
+}
 
 func alice() fixture.Registration {
 	return fixture.Registration{UserID: 1001, BadgeName: "Al the Great", Status: "paid", OrderID: ptr("601"), ProductID: "7",
@@ -309,10 +313,47 @@ func TestPaginationWalkSeesEachRegistrationOnce(t *testing.T) {
 
 	walk := func(t *testing.T, limit int, filter string) []string {
 		t.Helper()
-		items, _ := resourcetest.Walk[registrationBody](t, e.Env, "/api/v0/registration/search", token, limit, filter)
-		seen := make([]string, len(items))
-		for i, reg := range items {
-			seen[i] = reg.User.ID
+		e.Users.Reset()
+		var seen []string
+		next := ""
+		pages := 0
+		for {
+			body := fmt.Sprintf(`{"limit": %d%s`, limit, filter)
+			if next != "" {
+				body += `, "nextPage": "` + next + `"`
+			}
+			r := e.search(t, token, body+"}")
+			if r.Status != 200 {
+				t.Fatalf("page %d: %d %s", pages, r.Status, r.Body)
+			}
+			var p pageBody
+			r.JSON(t, &p)
+			pages++
+			if len(p.Data) > limit {
+				t.Fatalf("page of %d for limit %d", len(p.Data), limit)
+			}
+			for _, reg := range p.Data {
+				seen = append(seen, reg.User.ID)
+			}
+			if !p.HasMore {
+				if p.NextPage != nil {
+					t.Fatal("nextPage set on the last page")
+				}
+				break
+			}
+			next = *p.NextPage
+			if pages > 1000 {
+				t.Fatal("pagination does not end")
+			}
+		}
+		calls := e.Users.Calls()
+		for i, c := range calls {
+			if len(c) > limit {
+				t.Fatalf("call %d asked for %d users", i, len(c))
+			}
+		}
+		if len(calls) > pages {
+			t.Fatalf("%d users calls for %d pages", len(calls), pages)
 		}
 		return seen
 	}

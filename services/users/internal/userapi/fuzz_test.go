@@ -24,16 +24,18 @@ func FuzzSearchBody(f *testing.F) {
 		f.Fatal(err)
 	}
 	users := user.NewService(userdb.New(off.Pool), "2026", passwords)
-	h := userapi.New(userapi.Deps{
+	gin.SetMode(gin.TestMode)
+	public, internal := gin.New(), gin.New()
+	userapi.New(userapi.Deps{
 		Log:        off.Log,
 		Users:      users,
 		Roles:      role.NewService(roledb.New(off.Pool), "2026"),
 		Volunteers: volunteersclient.NewClient("http://127.0.0.1:1", 0, nil),
 		Cursor:     off.Cursor,
 		Protected:  func(string) []gin.HandlerFunc { return nil },
-	})
+	}).Register(public, internal)
 	seeds := append([]string{`{"filter": {"roleId": 2}}`, `{"filter": {"roleId": "2"}}`, `{"filter": {"roleId": "2; DROP TABLE users"}}`,
 		`{"filter": {"email": "ALICE@example.org"}}`, `{"filter": {"email": "' OR 1=1 --"}}`, `{"filter": {"email": "  "}}`,
 		"{\"filter\": {\"email\": \"\xff\"}}"}, resourcetest.CommonSearchSeeds...)
-	resourcetest.FuzzSearchBody(f, resourcetest.Router(h.Register), "/api/v0/users/search", seeds, false)
+	resourcetest.FuzzSearchBody(f, public, "/api/v0/users/search", seeds, false)
 }

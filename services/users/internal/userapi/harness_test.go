@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/eventreg/eventreg/libs/apispec"
+	"github.com/eventreg/eventreg/libs/httpserver"
 	"github.com/eventreg/eventreg/libs/pgdb"
 	"github.com/eventreg/eventreg/libs/ratelimit"
 	"github.com/eventreg/eventreg/libs/resourcetest"
@@ -130,8 +131,11 @@ func newEnv(t *testing.T, opts envOptions) *env {
 		}
 	}
 	cfg := config.Serve{
-		Base: service.Base{DatabaseURL: dsn, LogLevel: "info", Config: resourcetest.HTTPConfig(1<<20, opts.requestTimeout),
-			InternalAuth: resourcetest.InternalAuth},
+		Base: service.Base{DatabaseURL: dsn, LogLevel: "info", Config: httpserver.Config{
+			PublicAddr: "127.0.0.1:0", InternalAddr: "127.0.0.1:0", OpsAddr: "127.0.0.1:0", BodyLimit: 1 << 20,
+			ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second,
+			IdleTimeout: 30 * time.Second, ShutdownTimeout: 5 * time.Second, RequestTimeout: opts.requestTimeout,
+			TrustedProxies: []string{"127.0.0.1/32"}}, InternalAuth: resourcetest.InternalAuth},
 		Resource: service.Resource{AuthIssuer: tokentest.Issuer, AuthJWKSURL: e.keys.srv.JWKSURL, TokenAudience: tokentest.Audience,
 			TokenLeeway: 5 * time.Second, JWKSRefresh: 5 * time.Minute, RevocationPoll: time.Second,
 			CursorKey: "a-cursor-key-of-at-least-32-bytes-long", ConventionID: cmp.Or(opts.conventionID, usertest.ConventionID),
@@ -141,21 +145,35 @@ func newEnv(t *testing.T, opts envOptions) *env {
 		PasswordChecks: cmp.Or(opts.passwordSlots, 2),
 	}
 	cfg.AuthInternalURL = opts.authURL
-	// Runs once the service stopped (resourcetest.Serve), its log complete.
+	ctx, cancel := context.WithCancel(context.Background())
+	rt, err := service.StartLogging(ctx, "users", cfg.Base, migrations.Set(), e.logs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := server.Mount(ctx, cfg, rt); err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.Server.Listen(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- rt.Serve(ctx) }()
 	t.Cleanup(func() {
+		// Connections the client dialled for a burst of requests but never
+		// used would hold the server's shutdown for 5 s (net/http waits that
+		// long for a request on a new connection).
+		http.DefaultClient.CloseIdleConnections()
+		cancel()
+		<-done
 		for _, secret := range []string{"correct horse battery staple", "bob demo password 2026"} {
 			if strings.Contains(e.logs.String(), secret) {
 				t.Errorf("a password appears in the logs")
 			}
 		}
 	})
-	rt := resourcetest.Serve(t, "users", cfg.Base, migrations.Set(), e.logs, func(ctx context.Context, rt *service.Runtime) error {
-		return server.Mount(ctx, cfg, rt)
-	})
 	e.public, e.internal = "http://"+rt.Server.PublicAddr(), "http://"+rt.Server.InternalAddr()
 	e.peer = servicetoken.NewSigner(resourcetest.InternalAuth, "auth")
 	e.routes = rt.Server.Public.Routes()
-	var err error
 	if e.validator, err = apispec.NewValidator(); err != nil {
 		t.Fatal(err)
 	}
@@ -235,14 +253,22 @@ func (e *env) send(t *testing.T, base string, validate bool, method, path, token
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	r := resourcetest.Send(t, req)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if validate {
 		vreq, _ := http.NewRequest(method, base+path, nil)
-		if err := e.validator.ValidateResponse(vreq, r.Status, r.Header, r.Body); err != nil {
+		if err := e.validator.ValidateResponse(vreq, resp.StatusCode, resp.Header, b); err != nil {
 			t.Errorf("%s %s: the response breaks the API document: %v", method, path, err)
 		}
 	}
-	return response{status: r.Status, header: r.Header, body: r.Body}
+	return response{status: resp.StatusCode, header: resp.Header, body: b}
 }
 
 func expect(t *testing.T, r response, status int) {
