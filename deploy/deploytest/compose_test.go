@@ -171,16 +171,19 @@ func TestComposeServicesCheckThemselves(t *testing.T) {
 			if hc := s.HealthCheck; hc != nil && (hc.Timeout == nil || time.Duration(*hc.Timeout) <= ownTimeout) {
 				t.Errorf("healthcheck timeout %v: must exceed the subcommand's own %s, or Docker kills it before it can say why", hc.Timeout, ownTimeout)
 			}
-			if !rootRegisters(t, "services/"+svc+"/internal/cli", "HealthcheckCommand") {
-				t.Errorf("services/%s/internal/cli: Root does not add service.HealthcheckCommand()", svc)
+			cli := "services/" + svc + "/internal/cli"
+			// Root adds it, or builds the command tree with the helper that does.
+			if !funcCalls(t, cli, "Root", "HealthcheckCommand") &&
+				!(funcCalls(t, cli, "Root", "NewResourceRoot") && funcCalls(t, "libs/service", "NewResourceRoot", "HealthcheckCommand")) {
+				t.Errorf("%s: Root does not add service.HealthcheckCommand()", cli)
 			}
 		})
 	}
 }
 
-// rootRegisters reports whether func Root of the Go package in dir calls
-// service.<helper>.
-func rootRegisters(t *testing.T, dir, helper string) bool {
+// funcCalls reports whether function name of the Go package in dir calls
+// helper of package service (service.<helper>, or <helper> within it).
+func funcCalls(t *testing.T, dir, name, helper string) bool {
 	t.Helper()
 	pkgs, err := parser.ParseDir(token.NewFileSet(), repoPath(t, dir), func(fi fs.FileInfo) bool {
 		return !strings.HasSuffix(fi.Name(), "_test.go")
@@ -193,15 +196,17 @@ func rootRegisters(t *testing.T, dir, helper string) bool {
 		for _, f := range pkg.Files {
 			for _, d := range f.Decls {
 				fn, ok := d.(*ast.FuncDecl)
-				if !ok || fn.Name.Name != "Root" || fn.Recv != nil {
+				if !ok || fn.Name.Name != name || fn.Recv != nil {
 					continue
 				}
 				ast.Inspect(fn.Body, func(n ast.Node) bool {
 					if call, ok := n.(*ast.CallExpr); ok {
-						if sel, ok := call.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == helper {
-							if id, ok := sel.X.(*ast.Ident); ok && id.Name == "service" {
-								found = true
-							}
+						switch fun := call.Fun.(type) {
+						case *ast.SelectorExpr:
+							id, ok := fun.X.(*ast.Ident)
+							found = found || fun.Sel.Name == helper && ok && id.Name == "service"
+						case *ast.Ident:
+							found = found || fun.Name == helper && pkg.Name == "service"
 						}
 					}
 					return !found

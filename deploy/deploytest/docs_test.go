@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"maps"
 	"os"
-	"os/exec"
 	"regexp"
 	"slices"
 	"sort"
@@ -226,20 +225,6 @@ func TestValuesReferenceCheckerFindsGaps(t *testing.T) {
 	rows := valuesReferenceRows(t, "# x\n\n## Values reference\n\n| value | default |\n|---|---|\n| `a.b` | 1 |\n\n## Next\n\n| `z` | 2 |\n")
 	if !slices.Equal(rows, []string{"a.b"}) {
 		t.Errorf("rows %v, want [a.b] (only the values reference's table)", rows)
-	}
-}
-
-// TestNothingPointsOutsideTheRepository: the repository stands alone; its
-// docs, code and comments never send a reader to files beside it.
-func TestNothingPointsOutsideTheRepository(t *testing.T) {
-	outside := ".." + "/shared/" // split, so this line is no match itself
-	out, err := exec.Command("git", "-C", repoPath(t, "."), "grep", "-n", "-I", "-F", "-e", outside).Output()
-	if len(out) > 0 {
-		t.Errorf("these lines point outside the repository (copy what they need into docs/):\n%s", out)
-	}
-	var exit *exec.ExitError
-	if err != nil && !(errors.As(err, &exit) && exit.ExitCode() == 1) { // 1: no match
-		t.Fatalf("git grep: %v", err)
 	}
 }
 

@@ -8,7 +8,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/eventreg/eventreg/libs/svcclient"
@@ -73,8 +72,7 @@ func NewClient(baseURL string, timeout time.Duration, creds svcclient.Credential
 // gone) and returns how many authorizations it revoked.
 func (c *Client) UserChanged(ctx context.Context, userID int64) (int, error) {
 	var resp UserChanged
-	path := "/internal/users/" + strconv.FormatInt(userID, 10) + "/permissions-changed"
-	if err := c.c.Do(ctx, http.MethodPost, path, nil, &resp); err != nil {
+	if err := c.c.Do(ctx, http.MethodPost, svcclient.UserPath(PathUserChanged, userID), nil, &resp); err != nil {
 		return 0, fmt.Errorf("telling auth about user %d: %w", userID, err)
 	}
 	return resp.Revoked, nil

@@ -14,7 +14,7 @@ import (
 // lost answer creates no second delivery.
 const PathEvents = "/internal/events"
 
-// Event types (shared/spec/compat-notes.md, "Events").
+// Event types (docs/webhooks.md, "Events and the scope each needs").
 const (
 	EventVolunteerSubmitted  = "volunteer-submitted"
 	EventVolunteerUpdated    = "volunteer-updated"

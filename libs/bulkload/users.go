@@ -9,28 +9,35 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// PerUser describes synthetic rows of one convention, one per user, for
-// benchmarks: Count users spread evenly over UsersFrom..UsersTo.
-type PerUser struct {
-	// Table holds the rows (convention_id, user_id, ...); it also names them
-	// in messages, e.g. "registrations".
-	Table              string
+// Users is what a `generate` command asks for: Count synthetic records of
+// one convention, one per user, spread evenly over the users
+// UsersFrom..UsersTo, with progress lines written to Progress (if not nil).
+type Users struct {
 	ConventionID       string
 	Count              int64
 	UsersFrom, UsersTo int64
-	// Need is the flags' rule quoted when the numbers are refused, e.g.
-	// "--registrations >= 1 and 1 <= --users-from <= --users-to".
-	Need     string
-	Progress io.Writer
-	// Analyze lists the tables to ANALYZE before committing (default Table).
-	Analyze []string
+	Progress           io.Writer
 }
 
 // Span is how many user ids UsersFrom..UsersTo holds.
-func (p PerUser) Span() int64 { return p.UsersTo - p.UsersFrom + 1 }
+func (u Users) Span() int64 { return u.UsersTo - u.UsersFrom + 1 }
 
 // UserID is the user of row i (from 0).
-func (p PerUser) UserID(i int64) int64 { return p.UsersFrom + i*p.Span()/p.Count }
+func (u Users) UserID(i int64) int64 { return u.UsersFrom + i*u.Span()/u.Count }
+
+// PerUser describes synthetic rows of one convention, one per user, for
+// benchmarks, and the table that holds them.
+type PerUser struct {
+	// Table holds the rows (convention_id, user_id, ...); it also names them
+	// in messages, e.g. "registrations".
+	Table string
+	Users
+	// Need is the flags' rule quoted when the numbers are refused, e.g.
+	// "--registrations >= 1 and 1 <= --users-from <= --users-to".
+	Need string
+	// Analyze lists the tables to ANALYZE before committing (default Table).
+	Analyze []string
+}
 
 // Generate checks p and, in one transaction, refuses a range where the
 // convention already has rows, calls fill to write them (fill gets the

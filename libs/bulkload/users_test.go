@@ -23,9 +23,9 @@ func TestGenerateRefusesBadNumbers(t *testing.T) {
 		p    bulkload.PerUser
 		want string
 	}{
-		{"no rows", bulkload.PerUser{Table: "things", Count: 0, UsersFrom: 1, UsersTo: 9, Need: "--things >= 1"}, "generate: need --things >= 1"},
-		{"users from zero", bulkload.PerUser{Table: "things", Count: 1, UsersFrom: 0, UsersTo: 9, Need: "--things >= 1"}, "generate: need --things >= 1"},
-		{"fewer users than rows", bulkload.PerUser{Table: "things", Count: 10, UsersFrom: 1, UsersTo: 9, Need: "x"},
+		{"no rows", bulkload.PerUser{Table: "things", Users: bulkload.Users{Count: 0, UsersFrom: 1, UsersTo: 9}, Need: "--things >= 1"}, "generate: need --things >= 1"},
+		{"users from zero", bulkload.PerUser{Table: "things", Users: bulkload.Users{Count: 1, UsersFrom: 0, UsersTo: 9}, Need: "--things >= 1"}, "generate: need --things >= 1"},
+		{"fewer users than rows", bulkload.PerUser{Table: "things", Users: bulkload.Users{Count: 10, UsersFrom: 1, UsersTo: 9}, Need: "x"},
 			"generate: users 1..9 are 9 ids, fewer than the 10 things asked for (one per user)"},
 	}
 	for _, tc := range cases {
@@ -39,7 +39,7 @@ func TestGenerateRefusesBadNumbers(t *testing.T) {
 }
 
 func TestUserIDSpreadsRowsOverTheRange(t *testing.T) {
-	p := bulkload.PerUser{Count: 4, UsersFrom: 101, UsersTo: 108}
+	p := bulkload.Users{Count: 4, UsersFrom: 101, UsersTo: 108}
 	var got []int64
 	for i := range p.Count {
 		got = append(got, p.UserID(i))

@@ -79,22 +79,13 @@ func (s *Server) recoverer() gin.HandlerFunc {
 // duration, the client's address (the peer, or what a trusted proxy says) and
 // client id. Never the query string, headers or body.
 func requestLog(log *slog.Logger, listener string) gin.HandlerFunc {
-	return func(c *gin.Context) {
-		start := time.Now()
-		c.Next()
-		if isProbe(c.Request.URL.Path) {
-			return
-		}
-		route := c.FullPath()
-		if route == "" {
-			route = "unmatched"
-		}
+	return afterServing(func(c *gin.Context, route string, took time.Duration) {
 		attrs := []any{
 			"listener", listener,
 			"method", c.Request.Method,
 			"route", route,
 			"status", c.Writer.Status(),
-			"duration_ms", float64(time.Since(start).Microseconds()) / 1000,
+			"duration_ms", float64(took.Microseconds()) / 1000,
 			"client_ip", c.ClientIP(),
 		}
 		if id := c.GetString(LogClientIDKey); id != "" {
@@ -105,6 +96,24 @@ func requestLog(log *slog.Logger, listener string) gin.HandlerFunc {
 			level = slog.LevelError
 		}
 		log.Log(c.Request.Context(), level, "request", attrs...)
+	})
+}
+
+// afterServing runs the rest of the chain, then record with the request's
+// route template ("unmatched" for none: never the raw path, whose values
+// are unbounded) and the time serving took; probes are not recorded.
+func afterServing(record func(c *gin.Context, route string, took time.Duration)) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		start := time.Now()
+		c.Next()
+		if isProbe(c.Request.URL.Path) {
+			return
+		}
+		route := c.FullPath()
+		if route == "" {
+			route = "unmatched"
+		}
+		record(c, route, time.Since(start))
 	}
 }
 
@@ -166,16 +175,7 @@ func newREDMetrics(reg prometheus.Registerer) *redMetrics {
 }
 
 func (m *redMetrics) middleware(listener string) gin.HandlerFunc {
-	return func(c *gin.Context) {
-		start := time.Now()
-		c.Next()
-		if isProbe(c.Request.URL.Path) {
-			return
-		}
-		route := c.FullPath()
-		if route == "" {
-			route = "unmatched" // never the raw path: unbounded label values
-		}
+	return afterServing(func(c *gin.Context, route string, took time.Duration) {
 		method := c.Request.Method
 		switch method {
 		case http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete, http.MethodPatch, http.MethodHead, http.MethodOptions:
@@ -184,6 +184,6 @@ func (m *redMetrics) middleware(listener string) gin.HandlerFunc {
 		}
 		class := fmt.Sprintf("%dxx", c.Writer.Status()/100)
 		m.requests.WithLabelValues(listener, route, method, class).Inc()
-		m.duration.WithLabelValues(listener, route, method).Observe(time.Since(start).Seconds())
-	}
+		m.duration.WithLabelValues(listener, route, method).Observe(took.Seconds())
+	})
 }

@@ -3,6 +3,7 @@ package outbox_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"os"
 	"time"
@@ -58,4 +59,11 @@ func Example() {
 	}
 	stop := relay.Start(ctx)
 	defer func() { _ = stop(context.Background()) }()
+}
+
+// A record of one convention is named by its kind, the convention and its
+// key: a registration by its user's id.
+func ExampleConventionResource() {
+	fmt.Println(outbox.ConventionResource("registration", "2026", 1001))
+	// Output: registration:2026:1001
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 
 	"github.com/jackc/pgx/v5"
 	"go.opentelemetry.io/otel"
@@ -18,11 +19,19 @@ type Event struct {
 	// Type is one of authapi.EventTypes.
 	Type string
 	// Resource names the object ("volunteer:<conventionId>:<userId>",
-	// "registration:<conventionId>:<userId>", "user:<id>").
+	// "registration:<conventionId>:<userId>", "user:<id>"; see
+	// ConventionResource).
 	Resource string
 	// Payload is a JSON-marshalable snapshot of the object as committed,
 	// in the form the service's Render decodes.
 	Payload any
+}
+
+// ConventionResource names a record of one convention in its events,
+// "kind:conventionId:id": a volunteer record or a registration by its user's
+// id, a dealer (with its applications of the convention) by its own.
+func ConventionResource(kind, conventionID string, id int64) string {
+	return kind + ":" + conventionID + ":" + strconv.FormatInt(id, 10)
 }
 
 // copyFrom is the number of events from which Add uses COPY: below it one

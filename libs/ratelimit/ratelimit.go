@@ -114,18 +114,7 @@ func (l *Limiter) Middleware() gin.HandlerFunc {
 			c.Next()
 			return
 		}
-		d, err := l.decide(c.Request.Context(), claims.ClientID)
-		if err != nil {
-			l.failOpen(c, err)
-			c.Next()
-			return
-		}
-		setHeaders(c, l.limit, d)
-		if !d.allowed {
-			apireply.Abort(c, apierror.RateLimited(d.retryAfter))
-			return
-		}
-		c.Next()
+		l.count(c, claims.ClientID)
 	}
 }
 
@@ -134,20 +123,25 @@ func (l *Limiter) Middleware() gin.HandlerFunc {
 // proxy says; an IPv6 address counts by its /64), so that each address gets
 // the limit a client gets.
 func (l *Limiter) AddressMiddleware() gin.HandlerFunc {
-	return func(c *gin.Context) {
-		d, err := l.decide(c.Request.Context(), "addr:"+AddressKey(c.ClientIP()))
-		if err != nil {
-			l.failOpen(c, err)
-			c.Next()
-			return
-		}
-		setHeaders(c, l.limit, d)
-		if !d.allowed {
-			apireply.Abort(c, apierror.RateLimited(d.retryAfter))
-			return
-		}
+	return func(c *gin.Context) { l.count(c, "addr:"+AddressKey(c.ClientIP())) }
+}
+
+// count counts the request against key's budget and serves it, with the
+// quota's headers, unless the budget is spent (429) or Redis cannot answer
+// (served without headers).
+func (l *Limiter) count(c *gin.Context, key string) {
+	d, err := l.decide(c.Request.Context(), key)
+	if err != nil {
+		l.failOpen(c, err)
 		c.Next()
+		return
 	}
+	setHeaders(c, l.limit, d)
+	if !d.allowed {
+		apireply.Abort(c, apierror.RateLimited(d.retryAfter))
+		return
+	}
+	c.Next()
 }
 
 // AddressKey is the key of an address's budget: an IPv4 address as it is,

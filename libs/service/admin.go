@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/url"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 
 	"github.com/eventreg/eventreg/libs/config"
 	"github.com/eventreg/eventreg/libs/pgdb"
+	"github.com/eventreg/eventreg/libs/userid"
 )
 
 // UsersClient is the configuration of a service that calls the users
@@ -39,6 +41,29 @@ type AdminConfig struct {
 	// ConventionID is the default convention of the commands; a fixture's
 	// conventionId and a --convention flag override it.
 	ConventionID string `env:"CONVENTION_ID"`
+}
+
+// Convention is the convention a command works on: flag (its --convention)
+// when given, else CONVENTION_ID; an error when there is neither.
+func (c AdminConfig) Convention(flag string) (string, error) {
+	if flag != "" {
+		return flag, nil
+	}
+	if c.ConventionID == "" {
+		return "", errors.New("give --convention or set CONVENTION_ID")
+	}
+	return c.ConventionID, nil
+}
+
+// ParseID reads the argument arg of a command that names a record by id
+// (USER_ID, APPLICATION_ID): a positive whole number; the error names the
+// argument.
+func ParseID(name, arg string) (int64, error) {
+	id, ok := userid.Parse(arg)
+	if !ok {
+		return 0, fmt.Errorf("%s must be a positive whole number (got %q)", name, arg)
+	}
+	return id, nil
 }
 
 // LoadAdminDatabase reads the DatabaseConfig of AdminConfig from the

@@ -13,6 +13,7 @@ import (
 	"github.com/eventreg/eventreg/libs/authapi"
 	"github.com/eventreg/eventreg/libs/config"
 	"github.com/eventreg/eventreg/libs/cursor"
+	"github.com/eventreg/eventreg/libs/page"
 	"github.com/eventreg/eventreg/libs/ratelimit"
 	"github.com/eventreg/eventreg/libs/redisdb"
 	"github.com/eventreg/eventreg/libs/tokenauth"
@@ -131,6 +132,12 @@ func StartResource(ctx context.Context, rt *Runtime, r Resource) (*ResourceDeps,
 		}
 	}
 	return deps, nil
+}
+
+// Paginator is the paginator of the search named query (its cursors carry
+// the name), with the service's cursor codec.
+func (d *ResourceDeps) Paginator(query string) page.Paginator {
+	return page.Paginator{Codec: d.Cursor, Query: query}
 }
 
 // ProtectedAndLimited is Protected followed by the client's rate limit (when

@@ -42,3 +42,13 @@ func ServeCommand[C Served](name string, set migrations.Set, mount func(context.
 		},
 	}
 }
+
+// NewResourceRoot is the root command of a service whose admin commands take
+// AdminConfig (volunteers, registrations, dealers): version, serve (mount's
+// ServeCommand), migrate, healthcheck, and the service's own commands.
+func NewResourceRoot[C Served](name, short string, set migrations.Set, mount func(context.Context, C, *Runtime) error, commands ...*cobra.Command) *cobra.Command {
+	root := NewRoot(name, short)
+	root.AddCommand(ServeCommand(name, set, mount), MigrateCommand(set, LoadAdminDatabase), HealthcheckCommand())
+	root.AddCommand(commands...)
+	return root
+}

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -54,6 +55,12 @@ func (e *StatusError) Error() string { return fmt.Sprintf("status %d: %s", e.Sta
 func IsStatus(err error, status int) bool {
 	var se *StatusError
 	return errors.As(err, &se) && se.Status == status
+}
+
+// UserPath is an internal path pattern with a user id parameter (e.g.
+// "/internal/users/:id/permissions", as the callee registers it) for userID.
+func UserPath(pattern string, userID int64) string {
+	return strings.Replace(pattern, ":id", strconv.FormatInt(userID, 10), 1)
 }
 
 // Credentials make the bearer token a call carries for the service named

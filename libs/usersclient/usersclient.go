@@ -173,7 +173,7 @@ func (c *Client) Account(ctx context.Context, login string) (int64, error) {
 // Permissions returns the permissions a user holds.
 func (c *Client) Permissions(ctx context.Context, userID int64) ([]string, error) {
 	var resp PermissionsResponse
-	err := judge(c.c.Do(ctx, http.MethodGet, "/internal/users/"+strconv.FormatInt(userID, 10)+"/permissions", nil, &resp),
+	err := judge(c.c.Do(ctx, http.MethodGet, svcclient.UserPath(PathPermissions, userID), nil, &resp),
 		http.StatusNotFound, AnswerNoSuchUser, ErrNotFound)
 	if errors.Is(err, ErrNotFound) {
 		return nil, err

@@ -12,15 +12,15 @@ import (
 
 // RenderEvents returns the outbox relay's render function for records of
 // type T that belong to a user (a volunteer, a registration): each event's
-// payload, the record as committed, is decoded into T and rendered by render
-// with its user's summary, as the read API renders it; the summaries of a
+// payload, the record as committed, is decoded into T, joined to its user's
+// summary by join and rendered by render, as the read API renders it; the summaries of a
 // batch are fetched in one go (Fetch: one call per 100 users). A user the
 // users service no longer knows is rendered with its id alone (the other
 // summary fields empty), where the read API would answer 404: the event
 // still says what happened to the record. A payload that does not decode is
 // a bad row (outbox.BadRows); a users service that cannot answer fails the
 // batch, which the relay retries.
-func RenderEvents[T any](users Source, noun string, userID func(T) int64, render func(T, usersclient.UserSummary) any) outbox.RenderFunc {
+func RenderEvents[T, W, J any](users Source, noun string, userID func(T) int64, join func(T, usersclient.UserSummary) W, render func(W) J) outbox.RenderFunc {
 	return func(ctx context.Context, rows []outbox.Row) ([]json.RawMessage, error) {
 		recs := make([]T, len(rows))
 		bad := &outbox.BadRows{}
@@ -50,7 +50,7 @@ func RenderEvents[T any](users Source, noun string, userID func(T) int64, render
 			if !ok {
 				u = usersclient.UserSummary{ID: strconv.FormatInt(id, 10)}
 			}
-			if out[i], err = json.Marshal(render(rec, u)); err != nil {
+			if out[i], err = json.Marshal(render(join(rec, u))); err != nil {
 				bad.Add(i, fmt.Errorf("rendering the %s of %s: %w", noun, rows[i].Resource, err))
 			}
 		}

@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/eventreg/eventreg/libs/svcclient"
@@ -34,7 +33,7 @@ func NewClient(baseURL string, timeout time.Duration, creds svcclient.Credential
 // user); errors wrap svcclient.ErrUnavailable when volunteers cannot answer.
 func (c *Client) Status(ctx context.Context, userID int64) (Status, error) {
 	var st Status
-	if err := c.c.Do(ctx, http.MethodGet, "/internal/users/"+strconv.FormatInt(userID, 10)+"/volunteer-status", nil, &st); err != nil {
+	if err := c.c.Do(ctx, http.MethodGet, svcclient.UserPath(PathStatus, userID), nil, &st); err != nil {
 		return Status{}, fmt.Errorf("fetching volunteer status of user %d: %w", userID, err)
 	}
 	return st, nil

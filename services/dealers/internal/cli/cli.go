@@ -14,7 +14,6 @@ import (
 	"github.com/eventreg/eventreg/libs/fixture"
 	"github.com/eventreg/eventreg/libs/page/keyset"
 	"github.com/eventreg/eventreg/libs/service"
-	"github.com/eventreg/eventreg/libs/userid"
 	"github.com/eventreg/eventreg/services/dealers/internal/config"
 	"github.com/eventreg/eventreg/services/dealers/internal/dealer"
 	"github.com/eventreg/eventreg/services/dealers/internal/dealer/dealerdb"
@@ -24,18 +23,13 @@ import (
 
 // Root returns the `dealers` command.
 func Root() *cobra.Command {
-	root := service.NewRoot("dealers", "Dealers (vendors) and their applications")
-	root.AddCommand(
-		service.ServeCommand("dealers", migrations.Set(), server.Mount),
-		service.MigrateCommand(migrations.Set(), service.LoadAdminDatabase),
-		service.HealthcheckCommand(),
+	return service.NewResourceRoot("dealers", "Dealers (vendors) and their applications", migrations.Set(), server.Mount,
 		importCommand(),
 		listCommand(),
 		showCommand(),
 		setStatusCommand(),
 		deleteApplicationCommand(),
 	)
-	return root
 }
 
 // withService runs f with the admin configuration, its store and the
@@ -83,12 +77,13 @@ func listCommand() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return withService(cmd, func(cfg config.Admin, _ *dealerdb.Store, svc *dealer.Service) error {
-				if err := needConvention(convention, cfg); err != nil {
+				conv, err := cfg.Convention(convention)
+				if err != nil {
 					return err
 				}
 				all := []dealer.Dealer{}
 				for ks := (keyset.Seek{Limit: 100}); ; {
-					rows, err := svc.List(cmd.Context(), convention, ks)
+					rows, err := svc.List(cmd.Context(), conv, ks)
 					if err != nil {
 						return err
 					}
@@ -122,15 +117,16 @@ func showCommand() *cobra.Command {
 		Short: "Show a dealer with its applications of the convention",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := parseID("DEALER_ID", args[0])
+			id, err := service.ParseID("DEALER_ID", args[0])
 			if err != nil {
 				return err
 			}
 			return withService(cmd, func(cfg config.Admin, _ *dealerdb.Store, svc *dealer.Service) error {
-				if err := needConvention(convention, cfg); err != nil {
+				conv, err := cfg.Convention(convention)
+				if err != nil {
 					return err
 				}
-				d, err := svc.Get(cmd.Context(), convention, id)
+				d, err := svc.Get(cmd.Context(), conv, id)
 				if errors.Is(err, dealer.ErrNotFound) {
 					return fmt.Errorf("there is no dealer %d", id)
 				}
@@ -157,7 +153,7 @@ func setStatusCommand() *cobra.Command {
 		Short: "Change an application's status, as the state machine allows (docs/dealers.md)",
 		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := parseID("APPLICATION_ID", args[0])
+			id, err := service.ParseID("APPLICATION_ID", args[0])
 			if err != nil {
 				return err
 			}
@@ -187,7 +183,7 @@ func deleteApplicationCommand() *cobra.Command {
 		Short: "Delete an application that is not approved",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := parseID("APPLICATION_ID", args[0])
+			id, err := service.ParseID("APPLICATION_ID", args[0])
 			if err != nil {
 				return err
 			}
@@ -217,21 +213,6 @@ func describe(id int64, err error) error {
 		return fmt.Errorf("logic error %d: %w", apierror.CodeCannotDeleteApplication, err)
 	}
 	return err
-}
-
-func parseID(name, s string) (int64, error) {
-	id, ok := userid.Parse(s)
-	if !ok {
-		return 0, fmt.Errorf("%s must be a positive whole number (got %q)", name, s)
-	}
-	return id, nil
-}
-
-func needConvention(convention string, cfg config.Admin) error {
-	if convention == "" && cfg.ConventionID == "" {
-		return fmt.Errorf("give --convention or set CONVENTION_ID")
-	}
-	return nil
 }
 
 func printDealer(w io.Writer, d dealer.Dealer) {

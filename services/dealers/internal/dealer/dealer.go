@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/eventreg/eventreg/libs/page/keyset"
+	"github.com/eventreg/eventreg/libs/postal"
 	"github.com/eventreg/eventreg/libs/usersclient"
 	"github.com/eventreg/eventreg/libs/usersummary"
 )
@@ -22,15 +23,10 @@ type Dealer struct {
 	ID     int64 `json:"id"`
 	UserID int64 `json:"userId"`
 	// ConventionID is the convention whose applications Applications holds.
-	ConventionID   string  `json:"conventionId"`
-	Name           string  `json:"name"`
-	Email          *string `json:"email"`
-	AddressLine1   string  `json:"addressLine1"`
-	AddressLine2   *string `json:"addressLine2"`
-	AddressCity    string  `json:"addressCity"`
-	AddressZipcode string  `json:"addressZipcode"`
-	AddressState   string  `json:"addressState"`
-	AddressCountry string  `json:"addressCountry"`
+	ConventionID string  `json:"conventionId"`
+	Name         string  `json:"name"`
+	Email        *string `json:"email"`
+	postal.Address
 	// Options is a JSON array of Option as the database stores it: rendered
 	// as it is (decision 0078).
 	Options      json.RawMessage `json:"options"`
@@ -83,18 +79,14 @@ type WithUser struct {
 	User usersclient.UserSummary
 }
 
-// Filter narrows a search; a nil UserIDs means every user.
-type Filter struct {
-	UserIDs []int64
-}
-
 // Store is what the business layer needs from storage. Dealers come with
 // their applications of the convention asked for.
 type Store interface {
 	// Get returns ErrNotFound when there is no dealer id.
 	Get(ctx context.Context, conventionID string, id int64) (Dealer, error)
-	// Search returns up to ks.Limit+1 dealers with id > ks.After in id order.
-	Search(ctx context.Context, conventionID string, f Filter, ks keyset.Seek) ([]Dealer, error)
+	// Search returns up to ks.Limit+1 dealers with id > ks.After in id order,
+	// only those of userIDs unless it is nil.
+	Search(ctx context.Context, conventionID string, userIDs []int64, ks keyset.Seek) ([]Dealer, error)
 	// SetStatus locks application id, asks allow whether its status may
 	// become status and, when allowed and different, changes it with the
 	// dealer's event. It returns the dealer (with the applications of the
@@ -123,14 +115,14 @@ func NewService(store Store, users usersummary.Source, convention string) *Servi
 // after; More tells whether there is one).
 type Page = usersummary.Page[WithUser]
 
-// Search returns one page of dealers in id order, with one call to the users
-// service for the whole page. Dealers whose user no longer exists are left
-// out of the page.
-func (s *Service) Search(ctx context.Context, f Filter, ks keyset.Seek) (Page, error) {
-	if f.UserIDs != nil && len(f.UserIDs) == 0 {
+// Search returns one page of dealers in id order, those of userIDs unless
+// it is nil, with one call to the users service for the whole page. Dealers
+// whose user no longer exists are left out of the page.
+func (s *Service) Search(ctx context.Context, userIDs []int64, ks keyset.Seek) (Page, error) {
+	if userIDs != nil && len(userIDs) == 0 {
 		return Page{Items: []WithUser{}}, nil
 	}
-	rows, err := s.store.Search(ctx, s.convention, f, ks)
+	rows, err := s.store.Search(ctx, s.convention, userIDs, ks)
 	if err != nil {
 		return Page{}, err
 	}
@@ -138,7 +130,7 @@ func (s *Service) Search(ctx context.Context, f Filter, ks keyset.Seek) (Page, e
 	if n := min(len(rows), ks.Limit); n > 0 {
 		last = rows[n-1].ID
 	}
-	p, err := usersummary.JoinPage(ctx, s.users, rows, ks.Limit, userIDOf, withUser)
+	p, err := usersummary.JoinPage(ctx, s.users, rows, ks.Limit, UserIDOf, Join)
 	if err != nil {
 		return Page{}, err
 	}
@@ -156,12 +148,14 @@ func (s *Service) Get(ctx context.Context, convention string, id int64) (Dealer,
 // List returns a page of dealers with their applications of convention (the
 // current one when empty), without users (the admin commands' view).
 func (s *Service) List(ctx context.Context, convention string, ks keyset.Seek) ([]Dealer, error) {
-	return s.store.Search(ctx, s.conventionOr(convention), Filter{}, ks)
+	return s.store.Search(ctx, s.conventionOr(convention), nil, ks)
 }
 
-func userIDOf(d Dealer) int64 { return d.UserID }
+// UserIDOf is the user who created d.
+func UserIDOf(d Dealer) int64 { return d.UserID }
 
-func withUser(d Dealer, u usersclient.UserSummary) WithUser { return WithUser{Dealer: d, User: u} }
+// Join is d with the summary of its user.
+func Join(d Dealer, u usersclient.UserSummary) WithUser { return WithUser{Dealer: d, User: u} }
 
 func (s *Service) conventionOr(c string) string {
 	if c != "" {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/eventreg/eventreg/libs/eventoption"
 	"github.com/eventreg/eventreg/libs/fixture"
+	"github.com/eventreg/eventreg/libs/postal"
 )
 
 // countryCode is an ISO 3166-1 alpha-2 code's shape.
@@ -52,8 +53,8 @@ func FromFixture(convention string, recs []fixture.Dealer) ([]Dealer, error) {
 			problems.Addf("%s: %v", where, err)
 		}
 		d := Dealer{ID: rec.ID, UserID: rec.UserID, ConventionID: convention, Name: rec.Name, Email: rec.Email,
-			AddressLine1: rec.AddressLine1, AddressLine2: rec.AddressLine2, AddressCity: rec.AddressCity,
-			AddressZipcode: rec.AddressZipcode, AddressState: rec.AddressState, AddressCountry: rec.AddressCountry,
+			Address: postal.Address{AddressLine1: rec.AddressLine1, AddressLine2: rec.AddressLine2, AddressCity: rec.AddressCity,
+				AddressZipcode: rec.AddressZipcode, AddressState: rec.AddressState, AddressCountry: rec.AddressCountry},
 			Options: storedJSON(opts)}
 		if rec.Applications != nil {
 			d.Applications = make([]Application, 0, len(rec.Applications))

@@ -4,25 +4,20 @@ package dealerapi
 import (
 	"encoding/json"
 	"log/slog"
-	"net/http"
 	"strconv"
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/eventreg/eventreg/libs/apierror"
 	"github.com/eventreg/eventreg/libs/apireply"
-	"github.com/eventreg/eventreg/libs/jsonbody"
 	"github.com/eventreg/eventreg/libs/page"
-	"github.com/eventreg/eventreg/libs/userid"
+	"github.com/eventreg/eventreg/libs/postal"
+	"github.com/eventreg/eventreg/libs/searchapi"
 	"github.com/eventreg/eventreg/libs/usersclient"
 	"github.com/eventreg/eventreg/services/dealers/internal/dealer"
 )
 
 // Scope is what every dealers endpoint needs.
 const Scope = "vendor:read"
-
-// MaxFilterUserIDs is the most ids filter.userIds takes.
-const MaxFilterUserIDs = 100
 
 // Handler serves the endpoints.
 type Handler struct {
@@ -45,64 +40,19 @@ func (h *Handler) Register(public, _ gin.IRouter) {
 	public.POST("/api/v0/dealers/search", append(h.protected(Scope), h.search)...)
 }
 
-type searchRequest struct {
-	page.Request
-	Filter *struct {
-		UserIDs json.RawMessage `json:"userIds"`
-	} `json:"filter"`
-}
-
-// cursorFilter binds a cursor to the filter it was issued for.
-type cursorFilter struct {
-	UserIDs []int64 `json:"u"`
-}
-
 func (h *Handler) search(c *gin.Context) {
-	var req searchRequest
-	limit, ok := jsonbody.DecodeSearch(c, &req)
-	if !ok {
-		return
-	}
-	var f dealer.Filter
-	if req.Filter != nil {
-		ids, err := userid.ParseList(req.Filter.UserIDs, MaxFilterUserIDs)
-		if err != nil {
-			apireply.Abort(c, apierror.Validation("filter.userIds "+err.Error()+".", map[string]string{"filter.userIds": err.Error()}))
-			return
-		}
-		f.UserIDs = ids
-	}
-	var cf any
-	if f.UserIDs != nil {
-		cf = cursorFilter{UserIDs: f.UserIDs}
-	}
-	ks, e := h.pager.Start(req.NextPage, limit, cf)
-	if e != nil {
-		apireply.Abort(c, e)
-		return
-	}
-	p, err := h.svc.Search(c.Request.Context(), f, ks)
-	if err != nil {
-		h.reply.Error(c, err)
-		return
-	}
-	c.JSON(http.StatusOK, page.Render(h.pager, p.Items, p.Last, p.More, cf, toJSON))
+	searchapi.RecordsOfUsers(c, h.pager, h.reply, h.svc.Search, toJSON)
 }
 
 // dealerJSON is a dealer as the API renders it.
 type dealerJSON struct {
-	ID             string                  `json:"id"`
-	Name           string                  `json:"name"`
-	Email          *string                 `json:"email"`
-	AddressLine1   string                  `json:"addressLine1"`
-	AddressLine2   *string                 `json:"addressLine2"`
-	AddressCity    string                  `json:"addressCity"`
-	AddressZipcode string                  `json:"addressZipcode"`
-	AddressState   string                  `json:"addressState"`
-	AddressCountry string                  `json:"addressCountry"`
-	User           usersclient.UserSummary `json:"user"`
-	Options        json.RawMessage         `json:"options"` // []dealer.Option as stored
-	Applications   []applicationJSON       `json:"applications"`
+	ID    string  `json:"id"`
+	Name  string  `json:"name"`
+	Email *string `json:"email"`
+	postal.Address
+	User         usersclient.UserSummary `json:"user"`
+	Options      json.RawMessage         `json:"options"` // []dealer.Option as stored
+	Applications []applicationJSON       `json:"applications"`
 }
 
 // applicationJSON is an application as the API renders it.
@@ -133,9 +83,7 @@ func orEmpty(raw json.RawMessage) json.RawMessage {
 
 func toJSON(d dealer.WithUser) dealerJSON {
 	out := dealerJSON{
-		ID: strconv.FormatInt(d.ID, 10), Name: d.Name, Email: d.Email, AddressLine1: d.AddressLine1,
-		AddressLine2: d.AddressLine2, AddressCity: d.AddressCity, AddressZipcode: d.AddressZipcode,
-		AddressState: d.AddressState, AddressCountry: d.AddressCountry, User: d.User, Options: orEmpty(d.Options),
+		ID: strconv.FormatInt(d.ID, 10), Name: d.Name, Email: d.Email, Address: d.Address, User: d.User, Options: orEmpty(d.Options),
 		Applications: make([]applicationJSON, len(d.Applications)),
 	}
 	for i, a := range d.Applications {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/eventreg/eventreg/libs/fixture"
+	"github.com/eventreg/eventreg/libs/postal"
 	"github.com/eventreg/eventreg/libs/resourcetest"
 )
 
@@ -25,16 +26,11 @@ type productBody struct {
 }
 
 type dealerBody struct {
-	ID             string  `json:"id"`
-	Name           string  `json:"name"`
-	Email          *string `json:"email"`
-	AddressLine1   string  `json:"addressLine1"`
-	AddressLine2   *string `json:"addressLine2"`
-	AddressCity    string  `json:"addressCity"`
-	AddressZipcode string  `json:"addressZipcode"`
-	AddressState   string  `json:"addressState"`
-	AddressCountry string  `json:"addressCountry"`
-	User           struct {
+	ID    string  `json:"id"`
+	Name  string  `json:"name"`
+	Email *string `json:"email"`
+	postal.Address
+	User struct {
 		ID       string `json:"id"`
 		Username string `json:"username"`
 		Email    string `json:"email"`

@@ -2,7 +2,6 @@ package dealerapi
 
 import (
 	"github.com/eventreg/eventreg/libs/outbox"
-	"github.com/eventreg/eventreg/libs/usersclient"
 	"github.com/eventreg/eventreg/libs/usersummary"
 	"github.com/eventreg/eventreg/services/dealers/internal/dealer"
 )
@@ -12,9 +11,5 @@ import (
 // rendered by toJSON as POST /api/v0/dealers/search renders it
 // (usersummary.RenderEvents).
 func RenderEvents(users usersummary.Source) outbox.RenderFunc {
-	return usersummary.RenderEvents(users, "dealer",
-		func(d dealer.Dealer) int64 { return d.UserID },
-		func(d dealer.Dealer, u usersclient.UserSummary) any {
-			return toJSON(dealer.WithUser{Dealer: d, User: u})
-		})
+	return usersummary.RenderEvents(users, "dealer", dealer.UserIDOf, dealer.Join, toJSON)
 }

@@ -5,7 +5,6 @@ package server
 import (
 	"context"
 
-	"github.com/eventreg/eventreg/libs/page"
 	"github.com/eventreg/eventreg/libs/service"
 	"github.com/eventreg/eventreg/libs/usersclient"
 
@@ -26,7 +25,7 @@ func Mount(ctx context.Context, cfg config.Serve, rt *service.Runtime) error {
 	}
 	users := usersclient.NewClient(cfg.UsersInternalURL, cfg.UsersTimeout, rt.Credentials)
 	svc := dealer.NewService(dealerdb.New(rt.Pool), users, cfg.ConventionID)
-	dealerapi.New(svc, page.Paginator{Codec: deps.Cursor, Query: "dealers.search"}, rt.Log, deps.ProtectedAndLimited).
+	dealerapi.New(svc, deps.Paginator("dealers.search"), rt.Log, deps.ProtectedAndLimited).
 		Register(rt.Server.Public, rt.Server.Internal)
 	return service.StartRelay(ctx, rt, cfg.AuthInternalURL, dealerapi.RenderEvents(users))
 }

@@ -4,15 +4,14 @@ package cli
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/spf13/cobra"
 
 	"github.com/eventreg/eventreg/libs/apireply"
+	"github.com/eventreg/eventreg/libs/bulkload"
 	"github.com/eventreg/eventreg/libs/fixture"
 	"github.com/eventreg/eventreg/libs/service"
-	"github.com/eventreg/eventreg/libs/userid"
 	"github.com/eventreg/eventreg/services/registrations/internal/config"
 	"github.com/eventreg/eventreg/services/registrations/internal/convention"
 	"github.com/eventreg/eventreg/services/registrations/internal/convention/conventiondb"
@@ -24,17 +23,15 @@ import (
 
 // Root returns the `registrations` command.
 func Root() *cobra.Command {
-	root := service.NewRoot("registrations", "Registrations of the current convention")
-	root.AddCommand(
-		service.ServeCommand("registrations", migrations.Set(), server.Mount),
-		service.MigrateCommand(migrations.Set(), service.LoadAdminDatabase),
-		service.HealthcheckCommand(),
+	return service.NewResourceRoot("registrations", "Registrations of the current convention", migrations.Set(), server.Mount,
 		importCommand(),
-		generateCommand(),
+		service.GenerateCommand("registrations", "Write synthetic registrations for benchmarks (COPY, with progress)",
+			func(ctx context.Context, pool *pgxpool.Pool, o bulkload.Users) (int64, error) {
+				return registrationdb.New(pool).Generate(ctx, o)
+			}),
 		setStatusCommand(),
 		recordPaymentCommand(),
 	)
-	return root
 }
 
 // withStore runs f with the admin configuration, its database and the store.
@@ -88,42 +85,6 @@ func importCommand() *cobra.Command {
 	return cmd
 }
 
-func generateCommand() *cobra.Command {
-	var o registrationdb.GenerateOptions
-	cmd := &cobra.Command{
-		Use:   "generate",
-		Short: "Write synthetic registrations for benchmarks (COPY, with progress)",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withStore(cmd.Context(), func(cfg config.Admin, _ *pgxpool.Pool, st *registrationdb.Store) error {
-				if o.ConventionID == "" {
-					o.ConventionID = cfg.ConventionID
-				}
-				if o.ConventionID == "" {
-					return fmt.Errorf("generate: give --convention or set CONVENTION_ID")
-				}
-				if o.UsersTo == 0 {
-					o.UsersTo = o.UsersFrom + o.Count - 1
-				}
-				o.Progress = cmd.OutOrStdout()
-				start := time.Now()
-				n, err := st.Generate(cmd.Context(), o)
-				if err != nil {
-					return err
-				}
-				fmt.Fprintf(cmd.OutOrStdout(), "generated %d registrations of convention %s for users %d..%d in %s\n",
-					n, o.ConventionID, o.UsersFrom, o.UsersTo, time.Since(start).Round(time.Millisecond))
-				return nil
-			})
-		},
-	}
-	cmd.Flags().Int64Var(&o.Count, "registrations", 1000, "how many registrations to write")
-	cmd.Flags().Int64Var(&o.UsersFrom, "users-from", 1, "lowest user id")
-	cmd.Flags().Int64Var(&o.UsersTo, "users-to", 0, "highest user id (default: users-from + registrations - 1)")
-	cmd.Flags().StringVar(&o.ConventionID, "convention", "", "convention of the registrations (default CONVENTION_ID)")
-	return cmd
-}
-
 func setStatusCommand() *cobra.Command {
 	var convention string
 	var output *service.Output
@@ -132,12 +93,12 @@ func setStatusCommand() *cobra.Command {
 		Short: "Set the status of a user's registration",
 		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			id, ok := userid.Parse(args[0])
-			if !ok {
-				return fmt.Errorf("USER_ID must be a positive whole number (got %q)", args[0])
+			id, err := service.ParseID("USER_ID", args[0])
+			if err != nil {
+				return err
 			}
-			return change(cmd, convention, *output, func(svc *registration.Service) (registration.Registration, error) {
-				return svc.SetStatus(cmd.Context(), convention, id, args[1])
+			return change(cmd, convention, *output, func(svc *registration.Service, conv string) (registration.Registration, error) {
+				return svc.SetStatus(cmd.Context(), conv, id, args[1])
 			})
 		},
 	}
@@ -154,12 +115,12 @@ func recordPaymentCommand() *cobra.Command {
 		Short: "Record that an order paid a user's registration (status becomes paid, order set)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			id, ok := userid.Parse(args[0])
-			if !ok {
-				return fmt.Errorf("USER_ID must be a positive whole number (got %q)", args[0])
+			id, err := service.ParseID("USER_ID", args[0])
+			if err != nil {
+				return err
 			}
-			return change(cmd, convention, *output, func(svc *registration.Service) (registration.Registration, error) {
-				return svc.RecordPayment(cmd.Context(), convention, id, orderID)
+			return change(cmd, convention, *output, func(svc *registration.Service, conv string) (registration.Registration, error) {
+				return svc.RecordPayment(cmd.Context(), conv, id, orderID)
 			})
 		},
 	}
@@ -170,30 +131,26 @@ func recordPaymentCommand() *cobra.Command {
 	return cmd
 }
 
-func change(cmd *cobra.Command, convention string, output service.Output, do func(*registration.Service) (registration.Registration, error)) error {
+// change runs do, an operator's change of a registration in convention
+// (the flag, else CONVENTION_ID), and prints the registration as changed.
+func change(cmd *cobra.Command, convention string, output service.Output, do func(svc *registration.Service, convention string) (registration.Registration, error)) error {
 	return withStore(cmd.Context(), func(cfg config.Admin, _ *pgxpool.Pool, st *registrationdb.Store) error {
-		if convention == "" && cfg.ConventionID == "" {
-			return fmt.Errorf("give --convention or set CONVENTION_ID")
+		conv, err := cfg.Convention(convention)
+		if err != nil {
+			return err
 		}
-		r, err := do(registration.NewService(st, nil, cfg.ConventionID))
+		r, err := do(registration.NewService(st, nil, cfg.ConventionID), conv)
 		if err != nil {
 			return err
 		}
 		updated := r.UpdatedAt.UTC().Format(apireply.TimeFormat)
-		if output.JSON() {
-			var order *string
-			if r.OrderID != nil {
-				order = r.OrderID
-			}
-			return service.PrintJSON(cmd.OutOrStdout(), map[string]any{"conventionId": r.ConventionID, "userId": r.UserID,
-				"status": r.Status, "orderId": order, "updatedAt": updated})
-		}
 		order := "none"
 		if r.OrderID != nil {
 			order = *r.OrderID
 		}
-		fmt.Fprintf(cmd.OutOrStdout(), "registration of user %d in convention %s: status %s, order %s, updated at %s\n",
-			r.UserID, r.ConventionID, r.Status, order, updated)
-		return nil
+		return output.Print(cmd.OutOrStdout(), map[string]any{"conventionId": r.ConventionID, "userId": r.UserID,
+			"status": r.Status, "orderId": r.OrderID, "updatedAt": updated},
+			fmt.Sprintf("registration of user %d in convention %s: status %s, order %s, updated at %s",
+				r.UserID, r.ConventionID, r.Status, order, updated))
 	})
 }

@@ -60,17 +60,13 @@ type WithUser struct {
 	User usersclient.UserSummary
 }
 
-// Filter narrows a search; a nil UserIDs means every user.
-type Filter struct {
-	UserIDs []int64
-}
-
 // Store is what the business layer needs from storage.
 type Store interface {
 	// Get returns ErrNotFound when there is none.
 	Get(ctx context.Context, conventionID string, userID int64) (Registration, error)
-	// Search returns up to ks.Limit+1 registrations with user id > ks.After in user id order.
-	Search(ctx context.Context, conventionID string, f Filter, ks keyset.Seek) ([]Registration, error)
+	// Search returns up to ks.Limit+1 registrations with user id > ks.After
+	// in user id order, only those of userIDs unless it is nil.
+	Search(ctx context.Context, conventionID string, userIDs []int64, ks keyset.Seek) ([]Registration, error)
 	// SetStatus changes the status (and updatedAt when it changes); ErrNotFound when there is none.
 	SetStatus(ctx context.Context, conventionID string, userID int64, status string) (Registration, error)
 	// RecordPayment marks the registration paid by orderID; ErrNotFound when there is none.
@@ -98,28 +94,30 @@ func (s *Service) Get(ctx context.Context, userID int64) (WithUser, error) {
 	if err != nil {
 		return WithUser{}, err
 	}
-	return usersummary.Attach(ctx, s.users, userID, r, ErrNotFound, withUser)
+	return usersummary.Attach(ctx, s.users, userID, r, ErrNotFound, Join)
 }
 
 // Page is one page of a search (Last is the user id the next page starts
 // after; More tells whether there is one).
 type Page = usersummary.Page[WithUser]
 
-// Search returns one page of registrations in user id order, with one call
-// to the users service for the whole page. Registrations whose user no longer
-// exists are left out (as Get answers 404 for them).
-func (s *Service) Search(ctx context.Context, f Filter, ks keyset.Seek) (Page, error) {
-	if f.UserIDs != nil && len(f.UserIDs) == 0 {
+// Search returns one page of registrations in user id order, those of
+// userIDs unless it is nil, with one call to the users service for the whole
+// page. Registrations whose user no longer exists are left out (as Get
+// answers 404 for them).
+func (s *Service) Search(ctx context.Context, userIDs []int64, ks keyset.Seek) (Page, error) {
+	if userIDs != nil && len(userIDs) == 0 {
 		return Page{Items: []WithUser{}}, nil
 	}
-	rows, err := s.store.Search(ctx, s.convention, f, ks)
+	rows, err := s.store.Search(ctx, s.convention, userIDs, ks)
 	if err != nil {
 		return Page{}, err
 	}
-	return usersummary.JoinPage(ctx, s.users, rows, ks.Limit, userIDOf, withUser)
+	return usersummary.JoinPage(ctx, s.users, rows, ks.Limit, UserIDOf, Join)
 }
 
-func userIDOf(r Registration) int64 { return r.UserID }
+// UserIDOf is the user of r.
+func UserIDOf(r Registration) int64 { return r.UserID }
 
 // Order is what a user bought: today the registration an order paid, in
 // any convention (the order's amounts are not kept by this service).
@@ -158,7 +156,8 @@ func (s *Service) Orders(ctx context.Context, userID int64) ([]Order, error) {
 	return out, nil
 }
 
-func withUser(r Registration, u usersclient.UserSummary) WithUser {
+// Join is r with the summary of its user.
+func Join(r Registration, u usersclient.UserSummary) WithUser {
 	return WithUser{Registration: r, User: u}
 }
 

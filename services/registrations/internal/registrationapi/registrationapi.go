@@ -10,8 +10,8 @@ import (
 
 	"github.com/eventreg/eventreg/libs/apierror"
 	"github.com/eventreg/eventreg/libs/apireply"
-	"github.com/eventreg/eventreg/libs/jsonbody"
 	"github.com/eventreg/eventreg/libs/page"
+	"github.com/eventreg/eventreg/libs/searchapi"
 	"github.com/eventreg/eventreg/libs/userid"
 	"github.com/eventreg/eventreg/libs/usersclient"
 	"github.com/eventreg/eventreg/services/registrations/internal/registration"
@@ -38,9 +38,6 @@ type Chains interface {
 	// the route for its own user (the path parameter param).
 	ProtectedOrSelfAndLimited(scope, selfScope, param string) []gin.HandlerFunc
 }
-
-// MaxFilterUserIDs is the most ids filter.userIds takes.
-const MaxFilterUserIDs = 100
 
 // Handler serves the endpoints.
 type Handler struct {
@@ -93,48 +90,8 @@ func (h *Handler) orders(c *gin.Context) {
 	c.JSON(http.StatusOK, gin.H{"data": out})
 }
 
-type searchRequest struct {
-	page.Request
-	Filter *struct {
-		UserIDs json.RawMessage `json:"userIds"`
-	} `json:"filter"`
-}
-
-// cursorFilter binds a cursor to the filter it was issued for.
-type cursorFilter struct {
-	UserIDs []int64 `json:"u"`
-}
-
 func (h *Handler) search(c *gin.Context) {
-	var req searchRequest
-	limit, ok := jsonbody.DecodeSearch(c, &req)
-	if !ok {
-		return
-	}
-	var f registration.Filter
-	if req.Filter != nil {
-		ids, err := userid.ParseList(req.Filter.UserIDs, MaxFilterUserIDs)
-		if err != nil {
-			apireply.Abort(c, apierror.Validation("filter.userIds "+err.Error()+".", map[string]string{"filter.userIds": err.Error()}))
-			return
-		}
-		f.UserIDs = ids
-	}
-	var cf any
-	if f.UserIDs != nil {
-		cf = cursorFilter{UserIDs: f.UserIDs}
-	}
-	ks, e := h.pager.Start(req.NextPage, limit, cf)
-	if e != nil {
-		apireply.Abort(c, e)
-		return
-	}
-	p, err := h.svc.Search(c.Request.Context(), f, ks)
-	if err != nil {
-		h.reply.Error(c, err)
-		return
-	}
-	c.JSON(http.StatusOK, page.Render(h.pager, p.Items, p.Last, p.More, cf, toJSON))
+	searchapi.RecordsOfUsers(c, h.pager, h.reply, h.svc.Search, toJSON)
 }
 
 // registrationJSON is a registration as the API renders it.

@@ -6,7 +6,6 @@ package server
 import (
 	"context"
 
-	"github.com/eventreg/eventreg/libs/page"
 	"github.com/eventreg/eventreg/libs/service"
 	"github.com/eventreg/eventreg/libs/usersclient"
 
@@ -31,7 +30,7 @@ func Mount(ctx context.Context, cfg config.Serve, rt *service.Runtime) error {
 	}
 	users := usersclient.NewClient(cfg.UsersInternalURL, cfg.UsersTimeout, rt.Credentials)
 	svc := registration.NewService(registrationdb.New(rt.Pool), users, cfg.ConventionID)
-	registrationapi.New(svc, page.Paginator{Codec: deps.Cursor, Query: "registrations.search"}, rt.Log, deps).
+	registrationapi.New(svc, deps.Paginator("registrations.search"), rt.Log, deps).
 		Register(rt.Server.Public, rt.Server.Internal)
 	conventionapi.New(convention.NewService(conventiondb.New(rt.Pool), convention.TTL), rt.Log, deps.Public()).
 		Register(rt.Server.Public, rt.Server.Internal)

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -12,11 +11,8 @@ import (
 	"github.com/eventreg/eventreg/libs/apispec"
 	"github.com/eventreg/eventreg/libs/page/keyset"
 	"github.com/eventreg/eventreg/libs/service"
-	"github.com/eventreg/eventreg/services/users/internal/password"
 	"github.com/eventreg/eventreg/services/users/internal/role"
-	"github.com/eventreg/eventreg/services/users/internal/role/roledb"
 	"github.com/eventreg/eventreg/services/users/internal/user"
-	"github.com/eventreg/eventreg/services/users/internal/user/userdb"
 )
 
 // createdUser is what `users create -o json` prints (never the password).
@@ -85,23 +81,19 @@ func createCommand() *cobra.Command {
 			}
 			nu.Password = &pw
 		}
-		a, err := openAdmin(cmd.Context())
-		if err != nil {
-			return err
-		}
-		defer a.Close()
-		passwords, err := password.NewHasher(password.Default, 1)
-		if err != nil {
-			return err
-		}
-		users := user.NewService(userdb.New(a.pool), a.cfg.ConventionID, passwords)
-		u, err := users.Create(cmd.Context(), nu)
-		if err != nil {
-			return err
-		}
-		return out.Print(cmd.OutOrStdout(), createdUser{ID: u.ID, Username: u.Username, Email: u.Email, FirstName: u.FirstName,
-			LastName: u.LastName, PreferredName: u.PreferredName, BornAt: born, Phone: u.Phone, HasPassword: nu.Password != nil},
-			fmt.Sprintf("created user %d (%s)", u.ID, u.Username))
+		return withAdmin(cmd, func(a *admin) error {
+			users, err := a.users()
+			if err != nil {
+				return err
+			}
+			u, err := users.Create(cmd.Context(), nu)
+			if err != nil {
+				return err
+			}
+			return out.Print(cmd.OutOrStdout(), createdUser{ID: u.ID, Username: u.Username, Email: u.Email, FirstName: u.FirstName,
+				LastName: u.LastName, PreferredName: u.PreferredName, BornAt: born, Phone: u.Phone, HasPassword: nu.Password != nil},
+				fmt.Sprintf("created user %d (%s)", u.ID, u.Username))
+		})
 	}
 	return cmd
 }
@@ -114,7 +106,7 @@ func setPasswordCommand() *cobra.Command {
 	}
 	out := service.AddOutputFlag(cmd)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		id, err := parseArgID("USER_ID", args[0])
+		id, err := service.ParseID("USER_ID", args[0])
 		if err != nil {
 			return err
 		}
@@ -122,24 +114,20 @@ func setPasswordCommand() *cobra.Command {
 		if err != nil {
 			return err
 		}
-		a, err := openAdmin(cmd.Context())
-		if err != nil {
-			return err
-		}
-		defer a.Close()
-		passwords, err := password.NewHasher(password.Default, 1)
-		if err != nil {
-			return err
-		}
-		users := user.NewService(userdb.New(a.pool), a.cfg.ConventionID, passwords)
-		if err := users.SetPassword(cmd.Context(), id, pw); err != nil {
-			if errors.Is(err, user.ErrNotFound) {
-				return fmt.Errorf("no user %d", id)
+		return withAdmin(cmd, func(a *admin) error {
+			users, err := a.users()
+			if err != nil {
+				return err
 			}
-			return err
-		}
-		return out.Print(cmd.OutOrStdout(), map[string]any{"userId": id, "passwordSet": true, "signOutQueued": true},
-			fmt.Sprintf("password of user %d set; the user will be signed out everywhere", id))
+			if err := users.SetPassword(cmd.Context(), id, pw); err != nil {
+				if errors.Is(err, user.ErrNotFound) {
+					return fmt.Errorf("no user %d", id)
+				}
+				return err
+			}
+			return out.Print(cmd.OutOrStdout(), map[string]any{"userId": id, "passwordSet": true, "signOutQueued": true},
+				fmt.Sprintf("password of user %d set; the user will be signed out everywhere", id))
+		})
 	}
 	return cmd
 }
@@ -158,40 +146,33 @@ password is unchanged: use set-password when it may be known to someone else.`,
 	}
 	out := service.AddOutputFlag(cmd)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		id, err := parseArgID("USER_ID", args[0])
+		id, err := service.ParseID("USER_ID", args[0])
 		if err != nil {
 			return err
 		}
-		a, err := openAdmin(cmd.Context())
-		if err != nil {
-			return err
-		}
-		defer a.Close()
-		if err := user.NewService(userdb.New(a.pool), a.cfg.ConventionID, nil).SignOut(cmd.Context(), id); err != nil {
-			if errors.Is(err, user.ErrNotFound) {
-				return fmt.Errorf("no user %d", id)
+		return withAdmin(cmd, func(a *admin) error {
+			users, err := a.users()
+			if err != nil {
+				return err
 			}
-			return err
-		}
-		return out.Print(cmd.OutOrStdout(), map[string]any{"userId": id, "signOutQueued": true},
-			fmt.Sprintf("user %d will be signed out everywhere as soon as auth hears of it (seconds, while users serve runs)", id))
+			if err := users.SignOut(cmd.Context(), id); err != nil {
+				if errors.Is(err, user.ErrNotFound) {
+					return fmt.Errorf("no user %d", id)
+				}
+				return err
+			}
+			return out.Print(cmd.OutOrStdout(), map[string]any{"userId": id, "signOutQueued": true},
+				fmt.Sprintf("user %d will be signed out everywhere as soon as auth hears of it (seconds, while users serve runs)", id))
+		})
 	}
 	return cmd
-}
-
-func parseArgID(name, s string) (int64, error) {
-	id, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || id <= 0 {
-		return 0, fmt.Errorf("%s must be a positive integer, not %q", name, s)
-	}
-	return id, nil
 }
 
 // parseArgIDs parses args[i] as the id names[i] for each name.
 func parseArgIDs(args []string, names ...string) ([]int64, error) {
 	ids := make([]int64, len(names))
 	for i, name := range names {
-		id, err := parseArgID(name, args[i])
+		id, err := service.ParseID(name, args[i])
 		if err != nil {
 			return nil, err
 		}
@@ -229,33 +210,30 @@ func roleListCommand() *cobra.Command {
 	}
 	out := service.AddOutputFlag(cmd)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		a, err := openAdmin(cmd.Context())
-		if err != nil {
-			return err
-		}
-		defer a.Close()
-		roles := role.NewService(roledb.New(a.pool), a.cfg.ConventionID)
-		all := []roleOut{}
-		var text strings.Builder
-		for ks := (keyset.Seek{Limit: 500}); ; {
-			page, err := roles.List(cmd.Context(), ks)
-			if err != nil {
-				return err
+		return withAdmin(cmd, func(a *admin) error {
+			roles := a.roles()
+			all := []roleOut{}
+			var text strings.Builder
+			for ks := (keyset.Seek{Limit: 500}); ; {
+				page, err := roles.List(cmd.Context(), ks)
+				if err != nil {
+					return err
+				}
+				more := len(page) > ks.Limit
+				if more {
+					page = page[:ks.Limit]
+				}
+				for _, r := range page {
+					all = append(all, roleOutOf(r))
+					fmt.Fprintf(&text, "%d\t%s\tapps may grant: %v\t%s\n", r.ID, r.Name, r.AppsMayGrant(apispec.Routes().SensitiveScope), strings.Join(r.Permissions, " "))
+					ks.After = r.ID
+				}
+				if !more {
+					break
+				}
 			}
-			more := len(page) > ks.Limit
-			if more {
-				page = page[:ks.Limit]
-			}
-			for _, r := range page {
-				all = append(all, roleOutOf(r))
-				fmt.Fprintf(&text, "%d\t%s\tapps may grant: %v\t%s\n", r.ID, r.Name, r.AppsMayGrant(apispec.Routes().SensitiveScope), strings.Join(r.Permissions, " "))
-				ks.After = r.ID
-			}
-			if !more {
-				break
-			}
-		}
-		return out.Print(cmd.OutOrStdout(), all, strings.TrimSuffix(text.String(), "\n"))
+			return out.Print(cmd.OutOrStdout(), all, strings.TrimSuffix(text.String(), "\n"))
+		})
 	}
 	return cmd
 }
@@ -273,26 +251,23 @@ func roleGrantableCommand(mark bool) *cobra.Command {
 	}
 	out := service.AddOutputFlag(cmd)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		id, err := parseArgID("ROLE_ID", args[0])
+		id, err := service.ParseID("ROLE_ID", args[0])
 		if err != nil {
 			return err
 		}
-		a, err := openAdmin(cmd.Context())
-		if err != nil {
-			return err
-		}
-		defer a.Close()
-		if err := role.NewService(roledb.New(a.pool), a.cfg.ConventionID).SetGrantable(cmd.Context(), id, mark); err != nil {
-			if errors.Is(err, role.ErrRoleNotFound) {
-				return fmt.Errorf("no role %d", id)
+		return withAdmin(cmd, func(a *admin) error {
+			if err := a.roles().SetGrantable(cmd.Context(), id, mark); err != nil {
+				if errors.Is(err, role.ErrRoleNotFound) {
+					return fmt.Errorf("no role %d", id)
+				}
+				return err
 			}
-			return err
-		}
-		msg := fmt.Sprintf("apps may now grant and remove role %d", id)
-		if !mark {
-			msg = fmt.Sprintf("role %d is no longer marked grantable: apps may grant and remove it only if it carries no sensitive permission", id)
-		}
-		return out.Print(cmd.OutOrStdout(), map[string]any{"roleId": id, "grantable": mark}, msg)
+			msg := fmt.Sprintf("apps may now grant and remove role %d", id)
+			if !mark {
+				msg = fmt.Sprintf("role %d is no longer marked grantable: apps may grant and remove it only if it carries no sensitive permission", id)
+			}
+			return out.Print(cmd.OutOrStdout(), map[string]any{"roleId": id, "grantable": mark}, msg)
+		})
 	}
 	return cmd
 }
@@ -317,24 +292,21 @@ func roleCreateCommand() *cobra.Command {
 		if cmd.Flags().Changed("id") && id <= 0 {
 			return errors.New("--id must be a positive integer")
 		}
-		a, err := openAdmin(cmd.Context())
-		if err != nil {
-			return err
-		}
-		defer a.Close()
-		roles := role.NewService(roledb.New(a.pool), a.cfg.ConventionID)
-		r, err := roles.Create(cmd.Context(), role.Role{ID: id, Name: name, Grantable: grantable,
-			Permissions: strings.FieldsFunc(perms, func(r rune) bool { return r == ' ' || r == ',' || r == '\t' })})
-		switch {
-		case errors.Is(err, role.ErrNameTaken):
-			return fmt.Errorf("a role named %q exists", name)
-		case errors.Is(err, role.ErrIDTaken):
-			return fmt.Errorf("role %d exists", id)
-		case err != nil:
-			return err
-		}
-		return out.Print(cmd.OutOrStdout(), roleOutOf(r),
-			fmt.Sprintf("created role %d (%s)", r.ID, r.Name))
+		return withAdmin(cmd, func(a *admin) error {
+			roles := a.roles()
+			r, err := roles.Create(cmd.Context(), role.Role{ID: id, Name: name, Grantable: grantable,
+				Permissions: strings.FieldsFunc(perms, func(r rune) bool { return r == ' ' || r == ',' || r == '\t' })})
+			switch {
+			case errors.Is(err, role.ErrNameTaken):
+				return fmt.Errorf("a role named %q exists", name)
+			case errors.Is(err, role.ErrIDTaken):
+				return fmt.Errorf("role %d exists", id)
+			case err != nil:
+				return err
+			}
+			return out.Print(cmd.OutOrStdout(), roleOutOf(r),
+				fmt.Sprintf("created role %d (%s)", r.ID, r.Name))
+		})
 	}
 	return cmd
 }
@@ -373,16 +345,13 @@ func roleGrantCommand() *cobra.Command {
 		if !ok {
 			return fmt.Errorf("--scope must be global or convention, not %q", scope)
 		}
-		a, err := openAdmin(cmd.Context())
-		if err != nil {
-			return err
-		}
-		defer a.Close()
-		if err := role.NewService(roledb.New(a.pool), a.cfg.ConventionID).Grant(cmd.Context(), userID, roleID, sc); err != nil {
-			return membershipError(err, userID, roleID)
-		}
-		return out.Print(cmd.OutOrStdout(), map[string]any{"userId": userID, "roleId": roleID, "scope": sc},
-			fmt.Sprintf("user %d now has role %d (%s)", userID, roleID, sc))
+		return withAdmin(cmd, func(a *admin) error {
+			if err := a.roles().Grant(cmd.Context(), userID, roleID, sc); err != nil {
+				return membershipError(err, userID, roleID)
+			}
+			return out.Print(cmd.OutOrStdout(), map[string]any{"userId": userID, "roleId": roleID, "scope": sc},
+				fmt.Sprintf("user %d now has role %d (%s)", userID, roleID, sc))
+		})
 	}
 	return cmd
 }
@@ -400,22 +369,19 @@ func roleRevokeCommand() *cobra.Command {
 			return err
 		}
 		userID, roleID := ids[0], ids[1]
-		a, err := openAdmin(cmd.Context())
-		if err != nil {
-			return err
-		}
-		defer a.Close()
-		roles := role.NewService(roledb.New(a.pool), a.cfg.ConventionID)
-		if c := a.cfg.AuthClient(); c != nil {
-			roles.NotifyRevocations(c, slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil)))
-		} else {
-			fmt.Fprintln(cmd.ErrOrStderr(), "warning: AUTH_INTERNAL_URL is not set: apps keep what the role allowed until their next token refresh")
-		}
-		if err := roles.Revoke(cmd.Context(), userID, roleID); err != nil {
-			return membershipError(err, userID, roleID)
-		}
-		return out.Print(cmd.OutOrStdout(), map[string]any{"userId": userID, "roleId": roleID, "revoked": true},
-			fmt.Sprintf("user %d no longer has role %d", userID, roleID))
+		return withAdmin(cmd, func(a *admin) error {
+			roles := a.roles()
+			if c := a.cfg.AuthClient(); c != nil {
+				roles.NotifyRevocations(c, slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil)))
+			} else {
+				fmt.Fprintln(cmd.ErrOrStderr(), "warning: AUTH_INTERNAL_URL is not set: apps keep what the role allowed until their next token refresh")
+			}
+			if err := roles.Revoke(cmd.Context(), userID, roleID); err != nil {
+				return membershipError(err, userID, roleID)
+			}
+			return out.Print(cmd.OutOrStdout(), map[string]any{"userId": userID, "roleId": roleID, "revoked": true},
+				fmt.Sprintf("user %d no longer has role %d", userID, roleID))
+		})
 	}
 	return cmd
 }

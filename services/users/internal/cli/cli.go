@@ -14,6 +14,11 @@ import (
 	"github.com/eventreg/eventreg/libs/pgdb"
 	"github.com/eventreg/eventreg/libs/service"
 	"github.com/eventreg/eventreg/services/users/internal/config"
+	"github.com/eventreg/eventreg/services/users/internal/password"
+	"github.com/eventreg/eventreg/services/users/internal/role"
+	"github.com/eventreg/eventreg/services/users/internal/role/roledb"
+	"github.com/eventreg/eventreg/services/users/internal/user"
+	"github.com/eventreg/eventreg/services/users/internal/user/userdb"
 	"github.com/eventreg/eventreg/services/users/migrations"
 )
 
@@ -64,6 +69,29 @@ func openAdmin(ctx context.Context) (*admin, error) {
 }
 
 func (a *admin) Close() { a.pool.Close() }
+
+// withAdmin runs f on the admin database (openAdmin), closed when f returns.
+func withAdmin(cmd *cobra.Command, f func(a *admin) error) error {
+	a, err := openAdmin(cmd.Context())
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	return f(a)
+}
+
+// users is the users business layer on the admin database, hashing one
+// password at a time.
+func (a *admin) users() (*user.Service, error) {
+	passwords, err := password.NewHasher(password.Default, 1)
+	if err != nil {
+		return nil, err
+	}
+	return user.NewService(userdb.New(a.pool), a.cfg.ConventionID, passwords), nil
+}
+
+// roles is the roles business layer on the admin database.
+func (a *admin) roles() *role.Service { return role.NewService(roledb.New(a.pool), a.cfg.ConventionID) }
 
 // readSecret reads one line (a password) from r, without its line ending.
 func readSecret(r io.Reader) (string, error) {

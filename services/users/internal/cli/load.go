@@ -26,29 +26,26 @@ func importCommand() *cobra.Command {
 		if err != nil {
 			return err
 		}
-		a, err := openAdmin(cmd.Context())
-		if err != nil {
-			return err
-		}
-		defer a.Close()
-		// As after `roles revoke`: auth ends at once what users' lost
-		// permissions allowed their apps.
-		var notify role.Notifier
-		if c := a.cfg.AuthClient(); c != nil {
-			notify = c
-		}
-		log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
-		st, err := userimport.Import(cmd.Context(), userimportdb.New(a.pool), doc, a.cfg.ConventionID, password.Default, notify, log)
-		if err != nil {
-			return err
-		}
-		if st.UsersNarrowed > 0 && notify == nil {
-			fmt.Fprintf(cmd.ErrOrStderr(), "warning: AUTH_INTERNAL_URL is not set: apps of the %d users whose permissions narrowed keep the access until their next token refresh\n", st.UsersNarrowed)
-		}
-		return out.Print(cmd.OutOrStdout(), st, fmt.Sprintf(
-			"roles: %d new, %d updated, %d unchanged; users: %d new, %d updated, %d unchanged; memberships: %d added, %d removed; passwords hashed: %d; users whose permissions narrowed: %d; users signed out (password changed): %d",
-			st.RolesInserted, st.RolesUpdated, st.RolesUnchanged, st.UsersInserted, st.UsersUpdated, st.UsersUnchanged,
-			st.MembershipsAdded, st.MembershipsRemoved, st.PasswordsHashed, st.UsersNarrowed, st.UsersSignedOut))
+		return withAdmin(cmd, func(a *admin) error {
+			// As after `roles revoke`: auth ends at once what users' lost
+			// permissions allowed their apps.
+			var notify role.Notifier
+			if c := a.cfg.AuthClient(); c != nil {
+				notify = c
+			}
+			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
+			st, err := userimport.Import(cmd.Context(), userimportdb.New(a.pool), doc, a.cfg.ConventionID, password.Default, notify, log)
+			if err != nil {
+				return err
+			}
+			if st.UsersNarrowed > 0 && notify == nil {
+				fmt.Fprintf(cmd.ErrOrStderr(), "warning: AUTH_INTERNAL_URL is not set: apps of the %d users whose permissions narrowed keep the access until their next token refresh\n", st.UsersNarrowed)
+			}
+			return out.Print(cmd.OutOrStdout(), st, fmt.Sprintf(
+				"roles: %d new, %d updated, %d unchanged; users: %d new, %d updated, %d unchanged; memberships: %d added, %d removed; passwords hashed: %d; users whose permissions narrowed: %d; users signed out (password changed): %d",
+				st.RolesInserted, st.RolesUpdated, st.RolesUnchanged, st.UsersInserted, st.UsersUpdated, st.UsersUnchanged,
+				st.MembershipsAdded, st.MembershipsRemoved, st.PasswordsHashed, st.UsersNarrowed, st.UsersSignedOut))
+		})
 	}
 	return cmd
 }
@@ -70,22 +67,19 @@ func generateCommand() *cobra.Command {
 		if opts.Users < 0 || opts.Roles < 0 || opts.Users > 100_000_000 || opts.Roles > 100_000 {
 			return fmt.Errorf("--users must be 0 to 100000000 and --roles 0 to 100000")
 		}
-		a, err := openAdmin(cmd.Context())
-		if err != nil {
-			return err
-		}
-		defer a.Close()
-		opts.ConventionID = a.cfg.ConventionID
-		if cmd.Flags().Changed("convention") {
-			opts.ConventionID = convention
-		}
-		opts.Progress = cmd.ErrOrStderr()
-		res, err := userimport.Generate(cmd.Context(), userimportdb.New(a.pool), opts)
-		if err != nil {
-			return err
-		}
-		return out.Print(cmd.OutOrStdout(), res, fmt.Sprintf("users %d-%d, roles %d-%d, %d memberships",
-			res.FirstUserID, res.LastUserID, res.FirstRoleID, res.LastRoleID, res.Memberships))
+		return withAdmin(cmd, func(a *admin) error {
+			opts.ConventionID = a.cfg.ConventionID
+			if cmd.Flags().Changed("convention") {
+				opts.ConventionID = convention
+			}
+			opts.Progress = cmd.ErrOrStderr()
+			res, err := userimport.Generate(cmd.Context(), userimportdb.New(a.pool), opts)
+			if err != nil {
+				return err
+			}
+			return out.Print(cmd.OutOrStdout(), res, fmt.Sprintf("users %d-%d, roles %d-%d, %d memberships",
+				res.FirstUserID, res.LastUserID, res.FirstRoleID, res.LastRoleID, res.Memberships))
+		})
 	}
 	return cmd
 }

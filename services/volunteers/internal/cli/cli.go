@@ -5,14 +5,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/spf13/cobra"
 
+	"github.com/eventreg/eventreg/libs/bulkload"
 	"github.com/eventreg/eventreg/libs/fixture"
 	"github.com/eventreg/eventreg/libs/service"
-	"github.com/eventreg/eventreg/libs/userid"
 	"github.com/eventreg/eventreg/services/volunteers/internal/config"
 	"github.com/eventreg/eventreg/services/volunteers/internal/server"
 	"github.com/eventreg/eventreg/services/volunteers/internal/volunteer"
@@ -22,16 +21,11 @@ import (
 
 // Root returns the `volunteers` command.
 func Root() *cobra.Command {
-	root := service.NewRoot("volunteers", "Volunteers and volunteer departments of the current convention")
-	root.AddCommand(
-		service.ServeCommand("volunteers", migrations.Set(), server.Mount),
-		service.MigrateCommand(migrations.Set(), service.LoadAdminDatabase),
-		service.HealthcheckCommand(),
+	return service.NewResourceRoot("volunteers", "Volunteers and volunteer departments of the current convention", migrations.Set(), server.Mount,
 		importCommand(),
 		generateCommand(),
 		deleteCommand(),
 	)
-	return root
 }
 
 // withStore runs f with the admin configuration and the store of its database.
@@ -55,16 +49,11 @@ func importCommand() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				if output.JSON() {
-					return service.PrintJSON(cmd.OutOrStdout(), map[string]any{"conventionId": convention,
-						"departments": map[string]int64{"inserted": res.DepartmentsInserted, "updated": res.DepartmentsUpdated, "unchanged": res.DepartmentsUnchanged},
-						"volunteers":  map[string]int64{"inserted": res.Inserted, "updated": res.Updated, "unchanged": res.Unchanged}})
-				}
-				fmt.Fprintf(cmd.OutOrStdout(), "departments: %d inserted, %d updated, %d unchanged\n",
-					res.DepartmentsInserted, res.DepartmentsUpdated, res.DepartmentsUnchanged)
-				fmt.Fprintf(cmd.OutOrStdout(), "volunteers of convention %s: %d inserted, %d updated, %d unchanged\n",
-					convention, res.Inserted, res.Updated, res.Unchanged)
-				return nil
+				return output.Print(cmd.OutOrStdout(), map[string]any{"conventionId": convention,
+					"departments": map[string]int64{"inserted": res.DepartmentsInserted, "updated": res.DepartmentsUpdated, "unchanged": res.DepartmentsUnchanged},
+					"volunteers":  map[string]int64{"inserted": res.Inserted, "updated": res.Updated, "unchanged": res.Unchanged}},
+					fmt.Sprintf("departments: %d inserted, %d updated, %d unchanged\nvolunteers of convention %s: %d inserted, %d updated, %d unchanged",
+						res.DepartmentsInserted, res.DepartmentsUpdated, res.DepartmentsUnchanged, convention, res.Inserted, res.Updated, res.Unchanged))
 			})
 		},
 	}
@@ -73,39 +62,12 @@ func importCommand() *cobra.Command {
 }
 
 func generateCommand() *cobra.Command {
-	var o volunteerdb.GenerateOptions
-	cmd := &cobra.Command{
-		Use:   "generate",
-		Short: "Write synthetic volunteers (and departments) for benchmarks (COPY, with progress)",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withStore(cmd.Context(), func(cfg config.Admin, st *volunteerdb.Store) error {
-				if o.ConventionID == "" {
-					o.ConventionID = cfg.ConventionID
-				}
-				if o.ConventionID == "" {
-					return fmt.Errorf("generate: give --convention or set CONVENTION_ID")
-				}
-				if o.UsersTo == 0 {
-					o.UsersTo = o.UsersFrom + o.Count - 1
-				}
-				o.Progress = cmd.OutOrStdout()
-				start := time.Now()
-				n, err := st.Generate(cmd.Context(), o)
-				if err != nil {
-					return err
-				}
-				fmt.Fprintf(cmd.OutOrStdout(), "generated %d volunteers of convention %s for users %d..%d in %s\n",
-					n, o.ConventionID, o.UsersFrom, o.UsersTo, time.Since(start).Round(time.Millisecond))
-				return nil
-			})
-		},
-	}
-	cmd.Flags().Int64Var(&o.Count, "volunteers", 1000, "how many volunteers to write")
-	cmd.Flags().Int64Var(&o.UsersFrom, "users-from", 1, "lowest user id")
-	cmd.Flags().Int64Var(&o.UsersTo, "users-to", 0, "highest user id (default: users-from + volunteers - 1)")
-	cmd.Flags().Int64Var(&o.Departments, "departments", 20, "departments 1..N to create when missing (leads: the first N users)")
-	cmd.Flags().StringVar(&o.ConventionID, "convention", "", "convention of the volunteers (default CONVENTION_ID)")
+	var departments int64
+	cmd := service.GenerateCommand("volunteers", "Write synthetic volunteers (and departments) for benchmarks (COPY, with progress)",
+		func(ctx context.Context, pool *pgxpool.Pool, o bulkload.Users) (int64, error) {
+			return volunteerdb.New(pool).Generate(ctx, volunteerdb.GenerateOptions{Users: o, Departments: departments})
+		})
+	cmd.Flags().Int64Var(&departments, "departments", 20, "departments 1..N to create when missing (leads: the first N users)")
 	return cmd
 }
 
@@ -117,29 +79,24 @@ func deleteCommand() *cobra.Command {
 		Short: "Delete a user's volunteer record (and tell webhook subscribers: volunteer-deleted)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			id, ok := userid.Parse(args[0])
-			if !ok {
-				return fmt.Errorf("USER_ID must be a positive whole number (got %q)", args[0])
+			id, err := service.ParseID("USER_ID", args[0])
+			if err != nil {
+				return err
 			}
 			return withStore(cmd.Context(), func(cfg config.Admin, st *volunteerdb.Store) error {
-				if convention == "" {
-					convention = cfg.ConventionID
+				conv, err := cfg.Convention(convention)
+				if err != nil {
+					return err
 				}
-				if convention == "" {
-					return fmt.Errorf("give --convention or set CONVENTION_ID")
-				}
-				_, err := st.Delete(cmd.Context(), convention, id)
+				_, err = st.Delete(cmd.Context(), conv, id)
 				if errors.Is(err, volunteer.ErrNotFound) {
-					return fmt.Errorf("user %d has no volunteer record in convention %s", id, convention)
+					return fmt.Errorf("user %d has no volunteer record in convention %s", id, conv)
 				}
 				if err != nil {
 					return err
 				}
-				if output.JSON() {
-					return service.PrintJSON(cmd.OutOrStdout(), map[string]any{"conventionId": convention, "userId": id, "deleted": true})
-				}
-				fmt.Fprintf(cmd.OutOrStdout(), "deleted the volunteer record of user %d in convention %s\n", id, convention)
-				return nil
+				return output.Print(cmd.OutOrStdout(), map[string]any{"conventionId": conv, "userId": id, "deleted": true},
+					fmt.Sprintf("deleted the volunteer record of user %d in convention %s", id, conv))
 			})
 		},
 	}

@@ -5,7 +5,6 @@ package server
 import (
 	"context"
 
-	"github.com/eventreg/eventreg/libs/page"
 	"github.com/eventreg/eventreg/libs/service"
 	"github.com/eventreg/eventreg/libs/usersclient"
 
@@ -26,7 +25,7 @@ func Mount(ctx context.Context, cfg config.Serve, rt *service.Runtime) error {
 	}
 	users := usersclient.NewClient(cfg.UsersInternalURL, cfg.UsersTimeout, rt.Credentials)
 	svc := volunteer.NewService(volunteerdb.New(rt.Pool), users, cfg.ConventionID)
-	volunteerapi.New(svc, page.Paginator{Codec: deps.Cursor, Query: "volunteers.search"}, rt.Log, deps.ProtectedAndLimited).
+	volunteerapi.New(svc, deps.Paginator("volunteers.search"), rt.Log, deps.ProtectedAndLimited).
 		Register(rt.Server.Public, rt.Server.Internal)
 	return service.StartRelay(ctx, rt, cfg.AuthInternalURL, volunteerapi.RenderEvents(users))
 }

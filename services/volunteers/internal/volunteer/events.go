@@ -2,7 +2,6 @@ package volunteer
 
 import (
 	"slices"
-	"strconv"
 
 	"github.com/eventreg/eventreg/libs/authapi"
 	"github.com/eventreg/eventreg/libs/outbox"
@@ -10,11 +9,6 @@ import (
 
 // stateAssignment is the state that puts a volunteer on a department.
 const stateAssignment = "assignment"
-
-// resource names a volunteer record in its events.
-func resource(conventionID string, userID int64) string {
-	return "volunteer:" + conventionID + ":" + strconv.FormatInt(userID, 10)
-}
 
 // ChangeEvents are the events of a volunteer record an import inserted
 // (before is nil) or changed (before: its department choices as they were),
@@ -28,7 +22,7 @@ func resource(conventionID string, userID int64) string {
 // An import calls it only for records it changed.
 func ChangeEvents(inserted bool, before []Choice, after Volunteer) []outbox.Event {
 	event := func(typ string) outbox.Event {
-		return outbox.Event{Type: typ, Resource: resource(after.ConventionID, after.UserID), Payload: after}
+		return outbox.Event{Type: typ, Resource: outbox.ConventionResource("volunteer", after.ConventionID, after.UserID), Payload: after}
 	}
 	if inserted {
 		return []outbox.Event{event(authapi.EventVolunteerSubmitted)}
@@ -62,7 +56,7 @@ func ChangeEvents(inserted bool, before []Choice, after Volunteer) []outbox.Even
 // DeletedEvent is the event of a deleted volunteer record, last its last
 // state as read.
 func DeletedEvent(last Volunteer) outbox.Event {
-	return outbox.Event{Type: authapi.EventVolunteerDeleted, Resource: resource(last.ConventionID, last.UserID), Payload: last}
+	return outbox.Event{Type: authapi.EventVolunteerDeleted, Resource: outbox.ConventionResource("volunteer", last.ConventionID, last.UserID), Payload: last}
 }
 
 // assigned is the set of departments whose choice holds the assignment state.

@@ -132,7 +132,7 @@ func (s *Service) Get(ctx context.Context, userID int64) (WithUser, error) {
 	if err != nil {
 		return WithUser{}, err
 	}
-	return usersummary.Attach(ctx, s.users, userID, v, ErrNotFound, withUser)
+	return usersummary.Attach(ctx, s.users, userID, v, ErrNotFound, Join)
 }
 
 // Page is one page of a search (Last is the user id the next page starts
@@ -147,14 +147,14 @@ func (s *Service) Search(ctx context.Context, ks keyset.Seek) (Page, error) {
 	if err != nil {
 		return Page{}, err
 	}
-	return usersummary.JoinPage(ctx, s.users, rows, ks.Limit, userIDOf, withUser)
+	return usersummary.JoinPage(ctx, s.users, rows, ks.Limit, UserIDOf, Join)
 }
 
-func userIDOf(v Volunteer) int64 { return v.UserID }
+// UserIDOf is the user of v.
+func UserIDOf(v Volunteer) int64 { return v.UserID }
 
-func withUser(v Volunteer, u usersclient.UserSummary) WithUser {
-	return WithUser{Volunteer: v, User: u}
-}
+// Join is v with the summary of its user.
+func Join(v Volunteer, u usersclient.UserSummary) WithUser { return WithUser{Volunteer: v, User: u} }
 
 // Departments returns every department with its leads' summaries, fetched in
 // one batch (leads the users service does not know are left out). Concurrent

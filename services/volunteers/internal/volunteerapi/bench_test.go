@@ -5,6 +5,7 @@ import (
 	"io"
 	"testing"
 
+	"github.com/eventreg/eventreg/libs/bulkload"
 	"github.com/eventreg/eventreg/libs/resourcetest"
 	"github.com/eventreg/eventreg/services/volunteers/internal/volunteer/volunteerdb"
 )
@@ -20,8 +21,8 @@ func BenchmarkSearchDepth(b *testing.B) {
 		Path: "/api/v0/volunteers/search", Query: "volunteers.search", Scope: "volunteer:read"},
 		func() *resourcetest.Env { e = newEnv(b, envOptions{}); return e.Env },
 		func(ctx context.Context, count int64, progress io.Writer) error {
-			_, err := e.Store.Generate(ctx, volunteerdb.GenerateOptions{ConventionID: convention, Count: count, Departments: 40,
-				UsersFrom: 1, UsersTo: count, Progress: progress})
+			_, err := e.Store.Generate(ctx, volunteerdb.GenerateOptions{Departments: 40,
+				Users: bulkload.Users{ConventionID: convention, Count: count, UsersFrom: 1, UsersTo: count, Progress: progress}})
 			return err
 		})
 }

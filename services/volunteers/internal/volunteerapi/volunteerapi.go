@@ -11,8 +11,8 @@ import (
 	"github.com/eventreg/eventreg/libs/apierror"
 	"github.com/eventreg/eventreg/libs/apireply"
 	"github.com/eventreg/eventreg/libs/eventoption"
-	"github.com/eventreg/eventreg/libs/jsonbody"
 	"github.com/eventreg/eventreg/libs/page"
+	"github.com/eventreg/eventreg/libs/searchapi"
 	"github.com/eventreg/eventreg/libs/userid"
 	"github.com/eventreg/eventreg/libs/usersclient"
 	"github.com/eventreg/eventreg/libs/volunteersclient"
@@ -60,22 +60,7 @@ func (h *Handler) get(c *gin.Context) {
 }
 
 func (h *Handler) search(c *gin.Context) {
-	var req page.Request
-	limit, ok := jsonbody.DecodeSearch(c, &req)
-	if !ok {
-		return
-	}
-	ks, e := h.pager.Start(req.NextPage, limit, nil)
-	if e != nil {
-		apireply.Abort(c, e)
-		return
-	}
-	p, err := h.svc.Search(c.Request.Context(), ks)
-	if err != nil {
-		h.reply.Error(c, err)
-		return
-	}
-	c.JSON(http.StatusOK, page.Render(h.pager, p.Items, p.Last, p.More, nil, toJSON))
+	searchapi.Records(c, h.pager, h.reply, h.svc.Search, toJSON)
 }
 
 func (h *Handler) departments(c *gin.Context) {

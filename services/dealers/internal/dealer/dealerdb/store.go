@@ -73,11 +73,11 @@ func get(ctx context.Context, q querier, conventionID string, id int64) (dealer.
 
 // Search returns up to ks.Limit+1 dealers after ks.After, with their
 // applications of conventionID: two queries a page.
-func (s *Store) Search(ctx context.Context, conventionID string, f dealer.Filter, ks keyset.Seek) ([]dealer.Dealer, error) {
+func (s *Store) Search(ctx context.Context, conventionID string, userIDs []int64, ks keyset.Seek) ([]dealer.Dealer, error) {
 	var rows pgx.Rows
 	var err error
-	if f.UserIDs != nil {
-		rows, err = s.pool.Query(ctx, searchUsersSQL, ks.After, ks.Limit+1, f.UserIDs)
+	if userIDs != nil {
+		rows, err = s.pool.Query(ctx, searchUsersSQL, ks.After, ks.Limit+1, userIDs)
 	} else {
 		rows, err = s.pool.Query(ctx, searchSQL, ks.After, ks.Limit+1)
 	}

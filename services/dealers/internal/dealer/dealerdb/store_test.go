@@ -240,7 +240,7 @@ func TestSearchPlansUseTheIndex(t *testing.T) {
 		})
 	}
 	t.Run("a page reads up to limit+1 dealers after the cursor", func(t *testing.T) {
-		got, err := st.Search(context.Background(), "2026", dealer.Filter{}, keyset.Seek{After: 29990, Limit: 5})
+		got, err := st.Search(context.Background(), "2026", nil, keyset.Seek{After: 29990, Limit: 5})
 		if err != nil || len(got) != 6 || got[0].ID != 29991 || len(got[0].Applications) != 1 {
 			t.Fatalf("%d %v", len(got), err)
 		}

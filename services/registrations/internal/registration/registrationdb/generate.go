@@ -2,7 +2,6 @@ package registrationdb
 
 import (
 	"context"
-	"io"
 	"strconv"
 
 	"github.com/jackc/pgx/v5"
@@ -10,21 +9,14 @@ import (
 	"github.com/eventreg/eventreg/libs/bulkload"
 )
 
-// GenerateOptions describe synthetic registrations for benchmarks.
-type GenerateOptions struct {
-	ConventionID string
-	Count        int64
-	// UsersFrom and UsersTo bound the user ids; the Count users are spread
-	// evenly over the range, which must hold at least Count ids.
-	UsersFrom, UsersTo int64
-	Progress           io.Writer
-}
+// GenerateOptions describe synthetic registrations for benchmarks: the
+// range of users must hold at least Count ids.
+type GenerateOptions = bulkload.Users
 
 // Generate writes synthetic registrations with COPY in one transaction. It
 // refuses to touch a range where the convention already has registrations.
 func (s *Store) Generate(ctx context.Context, o GenerateOptions) (int64, error) {
-	gen := bulkload.PerUser{Table: "registrations", ConventionID: o.ConventionID, Count: o.Count, UsersFrom: o.UsersFrom, UsersTo: o.UsersTo,
-		Need: "--registrations >= 1 and 1 <= --users-from <= --users-to", Progress: o.Progress}
+	gen := bulkload.PerUser{Table: "registrations", Users: o, Need: "--registrations >= 1 and 1 <= --users-from <= --users-to"}
 	return bulkload.Generate(ctx, s.pool, gen, func(ctx context.Context, tx pgx.Tx, progress *bulkload.Progress) (int64, error) {
 		products := []struct{ id, name, display string }{{"5", "Attendee", "Attendee Weekend"}, {"6", "Staff", "Staff Weekend"}, {"7", "Sponsor", "Sponsor Weekend"}, {"8", "Day Pass", ""}}
 		days := [][]byte{[]byte(`["Fri"]`), []byte(`["Sat"]`), []byte(`["Fri","Sat"]`), []byte(`["Fri","Sat","Sun"]`)}

@@ -54,11 +54,11 @@ func (s *Store) Get(ctx context.Context, conventionID string, userID int64) (reg
 }
 
 // Search returns up to ks.Limit+1 registrations after ks.After.
-func (s *Store) Search(ctx context.Context, conventionID string, f registration.Filter, ks keyset.Seek) ([]registration.Registration, error) {
+func (s *Store) Search(ctx context.Context, conventionID string, userIDs []int64, ks keyset.Seek) ([]registration.Registration, error) {
 	var rows pgx.Rows
 	var err error
-	if f.UserIDs != nil {
-		rows, err = s.pool.Query(ctx, searchUsersSQL, conventionID, ks.After, ks.Limit+1, f.UserIDs)
+	if userIDs != nil {
+		rows, err = s.pool.Query(ctx, searchUsersSQL, conventionID, ks.After, ks.Limit+1, userIDs)
 	} else {
 		rows, err = s.pool.Query(ctx, searchSQL, conventionID, ks.After, ks.Limit+1)
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/eventreg/eventreg/libs/bulkload"
 	"github.com/eventreg/eventreg/libs/resourcetest"
 	"github.com/eventreg/eventreg/libs/testkit"
 	"github.com/eventreg/eventreg/services/volunteers/migrations"
@@ -20,7 +21,7 @@ func TestReadPlansUseTheIndex(t *testing.T) {
 	_, pool := resourcetest.NewPool(t, migrations.Set())
 	st := New(pool)
 	for _, c := range []string{"2025", "2026"} {
-		if _, err := st.Generate(ctx, GenerateOptions{ConventionID: c, Count: 5000, UsersFrom: 1, UsersTo: 10000, Departments: 20}); err != nil {
+		if _, err := st.Generate(ctx, GenerateOptions{Users: bulkload.Users{ConventionID: c, Count: 5000, UsersFrom: 1, UsersTo: 10000}, Departments: 20}); err != nil {
 			t.Fatal(err)
 		}
 	}

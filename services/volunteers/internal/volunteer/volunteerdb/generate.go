@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"strconv"
 
 	"github.com/jackc/pgx/v5"
@@ -12,17 +11,13 @@ import (
 	"github.com/eventreg/eventreg/libs/bulkload"
 )
 
-// GenerateOptions describe synthetic volunteers for benchmarks.
+// GenerateOptions describe synthetic volunteers for benchmarks: the range
+// of users must hold at least Count ids.
 type GenerateOptions struct {
-	ConventionID string
-	Count        int64
-	// UsersFrom and UsersTo bound the user ids; the Count volunteers are spread
-	// evenly over the range, which must hold at least Count ids.
-	UsersFrom, UsersTo int64
+	bulkload.Users
 	// Departments is how many departments (ids 1..Departments) to create when
 	// missing; volunteers choose among them.
 	Departments int64
-	Progress    io.Writer
 }
 
 // Generate writes synthetic departments and volunteers with COPY in one
@@ -33,8 +28,7 @@ func (s *Store) Generate(ctx context.Context, o GenerateOptions) (int64, error) 
 	if o.Departments < 1 {
 		return 0, errors.New("generate: need " + need)
 	}
-	gen := bulkload.PerUser{Table: "volunteers", ConventionID: o.ConventionID, Count: o.Count, UsersFrom: o.UsersFrom, UsersTo: o.UsersTo,
-		Need: need, Progress: o.Progress, Analyze: []string{"volunteers", "departments"}}
+	gen := bulkload.PerUser{Table: "volunteers", Users: o.Users, Need: need, Analyze: []string{"volunteers", "departments"}}
 	return bulkload.Generate(ctx, s.pool, gen, func(ctx context.Context, tx pgx.Tx, progress *bulkload.Progress) (int64, error) {
 		if _, err := tx.Exec(ctx, `
 		INSERT INTO departments (id, name, email, publicly_visible, leads)
