@@ -63,13 +63,7 @@ func renderHelmTest(t *testing.T, vals string) helmTest {
 // made are the calls made via "direct" (to the release's Services) or via
 // "viaroute" (through the public route).
 func (ht helmTest) made(via string) []hookCall {
-	var out []hookCall
-	for _, c := range ht.calls {
-		if c.via == via {
-			out = append(out, c)
-		}
-	}
-	return out
+	return slices.DeleteFunc(slices.Clone(ht.calls), func(c hookCall) bool { return c.via != via })
 }
 
 // serviceOf is the service whose Service a direct call names.
