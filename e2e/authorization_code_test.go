@@ -44,15 +44,7 @@ func TestAuthorizationCodeFlowInChromium(t *testing.T) {
 			t.Fatal("non-sensitive scopes shown as administrative")
 		}
 		run(t, ctx, authorizeApp())
-		q := cb.wait(t)
-		if q.Get("state") != "state-1" || q.Get("code") == "" {
-			t.Fatalf("callback %v", q)
-		}
-		var err error
-		tok, err = badge.Exchange(context.Background(), q.Get("code"), oauth2.VerifierOption(verifier))
-		if err != nil {
-			t.Fatal(err)
-		}
+		tok = cb.redeem(t, badge, "state-1", oauth2.VerifierOption(verifier))
 		if tok.RefreshToken == "" || tok.Extra("scope") != "pii:basic pii:email" {
 			t.Fatalf("%+v", tok)
 		}
@@ -118,10 +110,9 @@ func TestAuthorizationCodeFlowInChromium(t *testing.T) {
 			t.Fatalf("sensitive scope color %s", color)
 		}
 		run(t, ctx, authorizeApp())
-		q := cb.wait(t)
-		st, err := staff.Exchange(context.Background(), q.Get("code"))
-		if err != nil || st.Extra("scope") != "pii:basic user:read" {
-			t.Fatalf("%v %+v", err, st)
+		st := cb.redeem(t, staff, "state-4")
+		if st.Extra("scope") != "pii:basic user:read" {
+			t.Fatalf("%+v", st)
 		}
 		if r := mustSend(t, s, http.MethodGet, "/api/v0/users/1002", st.AccessToken, ""); r.status != 200 {
 			t.Fatalf("an OBO token with user:read reads a user: %d", r.status)
@@ -142,10 +133,9 @@ func TestAuthorizationCodeFlowInChromium(t *testing.T) {
 		if !strings.Contains(withheld, "your account does not have") || !strings.Contains(withheld, "user:read") {
 			t.Fatalf("withheld %q", withheld)
 		}
-		q := cb.wait(t)
-		tok, err := staff.Exchange(context.Background(), q.Get("code"))
-		if err != nil || tok.Extra("scope") != "pii:basic" {
-			t.Fatalf("%v %+v", err, tok)
+		tok := cb.redeem(t, staff, "state-5")
+		if tok.Extra("scope") != "pii:basic" {
+			t.Fatalf("%+v", tok)
 		}
 		if r := mustSend(t, s, http.MethodGet, "/api/v0/users/1001", tok.AccessToken, ""); r.status != 403 {
 			t.Fatalf("a token without user:read reads a user: %d", r.status)

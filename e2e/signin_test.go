@@ -56,6 +56,21 @@ func (cb *authCallback) wait(t testing.TB) url.Values {
 	}
 }
 
+// redeem waits for app's redirect, checks that it carries state and a code,
+// and exchanges the code (opts: the PKCE verifier) for app's tokens.
+func (cb *authCallback) redeem(t testing.TB, app *oauth2.Config, state string, opts ...oauth2.AuthCodeOption) *oauth2.Token {
+	t.Helper()
+	q := cb.wait(t)
+	if q.Get("state") != state || q.Get("code") == "" {
+		t.Fatalf("callback %v", q)
+	}
+	tok, err := app.Exchange(context.Background(), q.Get("code"), opts...)
+	if err != nil {
+		t.Fatalf("exchanging the code: %v", err)
+	}
+	return tok
+}
+
 // none fails if the redirect URI was called.
 func (cb *authCallback) none(t testing.TB) {
 	t.Helper()

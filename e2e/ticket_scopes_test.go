@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"net/http"
 	"strings"
 	"testing"
@@ -33,15 +32,7 @@ func TestTicketScopesInConsent(t *testing.T) {
 		actions = append(actions, inspect...)
 		actions = append(actions, authorizeApp(), signOut(gw))
 		run(t, ctx, actions...)
-		q := cb.wait(t)
-		if q.Get("state") != state || q.Get("code") == "" {
-			t.Fatalf("callback %v", q)
-		}
-		tok, err := app.Exchange(context.Background(), q.Get("code"), oauth2.VerifierOption(verifier))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return tok
+		return cb.redeem(t, app, state, oauth2.VerifierOption(verifier))
 	}
 
 	t.Run("a user holding the permissions sees them as administrative and grants them", func(t *testing.T) {

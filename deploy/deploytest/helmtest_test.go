@@ -60,25 +60,10 @@ func renderHelmTest(t *testing.T, vals string) helmTest {
 	return ht
 }
 
-// direct are the calls to the release's Services.
-func (ht helmTest) direct() []hookCall {
-	var out []hookCall
-	for _, c := range ht.calls {
-		if c.via == "direct" {
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
-func (ht helmTest) viaRoute() []hookCall {
-	var out []hookCall
-	for _, c := range ht.calls {
-		if c.via == "viaroute" {
-			out = append(out, c)
-		}
-	}
-	return out
+// made are the calls made via "direct" (to the release's Services) or via
+// "viaroute" (through the public route).
+func (ht helmTest) made(via string) []hookCall {
+	return slices.DeleteFunc(slices.Clone(ht.calls), func(c hookCall) bool { return c.via != via })
 }
 
 // serviceOf is the service whose Service a direct call names.
@@ -163,7 +148,7 @@ func TestChartTestHookCallsForwardedPaths(t *testing.T) {
 					t.Errorf("the NetworkPolicies keep users from %s's public port: the forwarded %s would fail", owner, path)
 				}
 			}
-			for _, c := range ht.direct() {
+			for _, c := range ht.made("direct") {
 				svc := serviceOf(t, c)
 				port := c.url.Port()
 				if port != "8080" && !(port == "9090" && svc == "auth") {
@@ -212,7 +197,7 @@ func TestChartTestHookCallsThroughThePublicRoute(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			ht := renderHelmTest(t, tc.vals)
-			calls := ht.viaRoute()
+			calls := ht.made("viaroute")
 			if tc.url == "" {
 				if len(calls) != 0 || strings.Contains(ht.script, "viaroute()") {
 					t.Errorf("helm test calls through a route although there is none:\n%s", ht.script)

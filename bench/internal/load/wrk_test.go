@@ -41,19 +41,20 @@ type seen struct {
 	bodies map[string]int // body -> count
 }
 
-func (s *seen) handler(status func(n int) int) http.HandlerFunc {
-	var calls atomic.Int64
-	return func(w http.ResponseWriter, r *http.Request) {
+// serveSeen starts a test server that answers 200 to every request and
+// records it in the returned seen; it stops when the test ends.
+func serveSeen(t *testing.T) (*seen, *httptest.Server) {
+	s := &seen{byConn: map[string][]http.Request{}, bodies: map[string]int{}}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		s.mu.Lock()
+		defer s.mu.Unlock()
 		s.byConn[r.RemoteAddr] = append(s.byConn[r.RemoteAddr], http.Request{Method: r.Method, URL: r.URL, Header: r.Header})
 		s.bodies[string(b)]++
-		s.mu.Unlock()
-		w.WriteHeader(status(int(calls.Add(1))))
-	}
+	}))
+	t.Cleanup(srv.Close)
+	return s, srv
 }
-
-func newSeen() *seen { return &seen{byConn: map[string][]http.Request{}, bodies: map[string]int{}} }
 
 func (s *seen) total() int {
 	n := 0
@@ -90,9 +91,7 @@ func checkRotation(t *testing.T, s *seen, tokens []string) []int {
 func TestWrkSendsEachTokenInTurnFromEachThreadsOffset(t *testing.T) {
 	requireWrk(t)
 	t.Parallel()
-	s := newSeen()
-	srv := httptest.NewServer(s.handler(func(int) int { return http.StatusOK }))
-	defer srv.Close()
+	s, srv := serveSeen(t)
 	body := "{\"q\":\"a \\\"quoted\\\" ]] [[x]] \\\\ é\",\r\n\"n\":1}\x00"
 	// Concurrency 2: two threads with one connection each.
 	out, err := load.Run(context.Background(), load.Spec{Name: "t", Concurrency: 2, Duration: 400 * time.Millisecond,
@@ -130,9 +129,7 @@ func TestWrkSendsEachTokenInTurnFromEachThreadsOffset(t *testing.T) {
 func TestWrkPicksIDsAtRandomFromTheRange(t *testing.T) {
 	requireWrk(t)
 	t.Parallel()
-	s := newSeen()
-	srv := httptest.NewServer(s.handler(func(int) int { return http.StatusOK }))
-	defer srv.Close()
+	s, srv := serveSeen(t)
 	tokens := []string{"Bearer one", "Bearer two", "Bearer three"}
 	_, err := load.Run(context.Background(), load.Spec{Name: "t", Concurrency: 2, Duration: 300 * time.Millisecond,
 		Request: &load.Request{Base: srv.URL, Method: http.MethodGet, PathPrefix: "/api/v0/users/",

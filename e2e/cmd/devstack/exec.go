@@ -1,11 +1,8 @@
 package main
 
 import (
-	"context"
 	"os"
 	"os/exec"
-
-	"github.com/jackc/pgx/v5"
 )
 
 func runWithEnv(bin string, env []string, args ...string) error {
@@ -13,13 +10,4 @@ func runWithEnv(bin string, env []string, args ...string) error {
 	cmd.Env = env
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	return cmd.Run()
-}
-
-func ping(ctx context.Context, dsn string) error {
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		return err
-	}
-	defer conn.Close(ctx)
-	return conn.Ping(ctx)
 }

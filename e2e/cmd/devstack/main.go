@@ -111,7 +111,7 @@ func postgres(ctx context.Context, dir string) (string, *testkit.Process, error)
 	}
 	pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	if err := testkit.Poll(pctx, time.Second, func(c context.Context) error { return ping(c, testkit.DefaultAdminURL) }); err == nil {
+	if err := testkit.Poll(pctx, time.Second, func(c context.Context) error { return testkit.PingPostgres(c, testkit.DefaultAdminURL) }); err == nil {
 		fmt.Println("using PostgreSQL at 127.0.0.1:5432")
 		return testkit.DefaultAdminURL, nil, nil
 	}
