@@ -17,6 +17,20 @@ import (
 
 func kek() []byte { return bytes.Repeat([]byte{7}, 32) }
 
+// readyManager is a manager over an empty in-memory store, its keys made and loaded.
+func readyManager(t *testing.T) *Manager {
+	t.Helper()
+	m := NewManager(&memStore{}, kek(), Config{RotationPeriod: 24 * time.Hour, ActivationDelay: 2 * time.Minute, RefreshInterval: time.Second, MaxTokenTTL: time.Hour}, nil)
+	ctx := context.Background()
+	if err := m.Ensure(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Reload(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
 func TestKeyEncryption(t *testing.T) {
 	t.Run("sealed keys open with the same key-encryption key and kid", func(t *testing.T) {
 		sealed, err := seal(kek(), "kid-1", []byte("private"))
@@ -310,14 +324,7 @@ func TestDescribeKeepsASuccessionPerAlgorithm(t *testing.T) {
 }
 
 func TestIDTokens(t *testing.T) {
-	m := NewManager(&memStore{}, kek(), Config{RotationPeriod: 24 * time.Hour, ActivationDelay: 2 * time.Minute, RefreshInterval: time.Second, MaxTokenTTL: time.Hour}, nil)
-	ctx := context.Background()
-	if err := m.Ensure(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := m.Reload(ctx); err != nil {
-		t.Fatal(err)
-	}
+	m := readyManager(t)
 	set, err := jwk.Parse(m.JWKS())
 	if err != nil {
 		t.Fatal(err)
@@ -377,14 +384,8 @@ func TestIDTokens(t *testing.T) {
 }
 
 func TestWebhookTokens(t *testing.T) {
-	m := NewManager(&memStore{}, kek(), Config{RotationPeriod: 24 * time.Hour, ActivationDelay: 2 * time.Minute, RefreshInterval: time.Second, MaxTokenTTL: time.Hour}, nil)
 	ctx := context.Background()
-	if err := m.Ensure(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := m.Reload(ctx); err != nil {
-		t.Fatal(err)
-	}
+	m := readyManager(t)
 	tok, err := m.SignWebhook([]byte(`{"jti":"d1"}`))
 	if err != nil {
 		t.Fatal(err)
