@@ -31,6 +31,16 @@ func readyManager(t *testing.T) *Manager {
 	return m
 }
 
+// protectedHeaders parses the compact JWS tok and returns its first signature's protected header.
+func protectedHeaders(t *testing.T, tok string) jws.Headers {
+	t.Helper()
+	msg, err := jws.ParseString(tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return msg.Signatures()[0].ProtectedHeaders()
+}
+
 func TestKeyEncryption(t *testing.T) {
 	t.Run("sealed keys open with the same key-encryption key and kid", func(t *testing.T) {
 		sealed, err := seal(kek(), "kid-1", []byte("private"))
@@ -138,8 +148,7 @@ func TestRotation(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		msg, _ := jws.ParseString(tok)
-		h := msg.Signatures()[0].ProtectedHeaders()
+		h := protectedHeaders(t, tok)
 		if h.Type() != "at+jwt" {
 			t.Fatalf("typ %q", h.Type())
 		}
@@ -335,11 +344,7 @@ func TestIDTokens(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			msg, err := jws.ParseString(tok)
-			if err != nil {
-				t.Fatal(err)
-			}
-			h := msg.Signatures()[0].ProtectedHeaders()
+			h := protectedHeaders(t, tok)
 			if h.Type() != "JWT" || h.KeyID() != m.SigningKIDFor(alg) || h.Algorithm().String() != alg {
 				t.Fatalf("header typ %q kid %q alg %q", h.Type(), h.KeyID(), h.Algorithm())
 			}
@@ -390,11 +395,7 @@ func TestWebhookTokens(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	msg, err := jws.ParseString(tok)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := msg.Signatures()[0].ProtectedHeaders()
+	h := protectedHeaders(t, tok)
 	t.Run("typ webhook+jwt, the signing key's kid, ES256", func(t *testing.T) {
 		if h.Type() != "webhook+jwt" || h.KeyID() != m.SigningKID() || h.Algorithm().String() != "ES256" {
 			t.Fatalf("header typ %q kid %q alg %q", h.Type(), h.KeyID(), h.Algorithm())
