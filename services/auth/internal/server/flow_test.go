@@ -151,9 +151,8 @@ func TestSensitiveScopes(t *testing.T) {
 			t.Fatalf("%s", p.body)
 		}
 		code := callback(t, b.decide(s.URL, p, "authorize")).Get("code")
-		tok, err := exchange(t, cfg, code, "")
-		if err != nil || tok.Extra("scope") != "pii:basic user:read" {
-			t.Fatalf("%v %+v", err, tok)
+		if tok := mustExchange(t, cfg, code, ""); tok.Extra("scope") != "pii:basic user:read" {
+			t.Fatalf("%+v", tok)
 		}
 	})
 	t.Run("the same user may authorize the app's non-sensitive scopes", func(t *testing.T) {
@@ -173,9 +172,8 @@ func TestSensitiveScopes(t *testing.T) {
 			t.Fatalf("%d %s", p.status, p.body)
 		}
 		code := callback(t, b.decide(s.URL, p, "authorize")).Get("code")
-		tok, err := exchange(t, cfg, code, "")
-		if err != nil || tok.Extra("scope") != "pii:basic" {
-			t.Fatalf("%v %+v", err, tok)
+		if tok := mustExchange(t, cfg, code, ""); tok.Extra("scope") != "pii:basic" {
+			t.Fatalf("%+v", tok)
 		}
 	})
 	t.Run("a user who may grant none of the scopes asked goes back to the app with invalid_scope", func(t *testing.T) {

@@ -151,9 +151,8 @@ func TestOIDCC_PromptNoneNeedsInteraction(t *testing.T) {
 			t.Fatalf("%v", q)
 		}
 		q := callback(t, b.get(silent))
-		tok, err := exchange(t, staff, q.Get("code"), "")
-		if err != nil || tok.Extra("scope") != "pii:basic" {
-			t.Fatalf("%v %v %+v", q, err, tok)
+		if tok := mustExchange(t, staff, q.Get("code"), ""); tok.Extra("scope") != "pii:basic" {
+			t.Fatalf("%v %+v", q, tok)
 		}
 	})
 }

@@ -84,21 +84,17 @@ func TestAuthorizeRequestValidation(t *testing.T) {
 			t.Fatalf("want error %s with the state, got %v", want, got)
 		}
 	}
-	t.Run("response_type other than code redirects with unsupported_response_type", func(t *testing.T) {
-		q := goodQuery()
-		q.Set("response_type", "token")
-		redirectError(t, q, "unsupported_response_type")
-	})
-	t.Run("an unknown scope redirects with invalid_scope", func(t *testing.T) {
-		q := goodQuery()
-		q.Set("scope", "pii:basic pii:everything")
-		redirectError(t, q, "invalid_scope")
-	})
-	t.Run("a scope the app is not approved for redirects with invalid_scope", func(t *testing.T) {
-		q := goodQuery()
-		q.Set("scope", "pii:basic user:read")
-		redirectError(t, q, "invalid_scope")
-	})
+	for _, c := range []struct{ name, param, value, want string }{
+		{"response_type other than code redirects with unsupported_response_type", "response_type", "token", "unsupported_response_type"},
+		{"an unknown scope redirects with invalid_scope", "scope", "pii:basic pii:everything", "invalid_scope"},
+		{"a scope the app is not approved for redirects with invalid_scope", "scope", "pii:basic user:read", "invalid_scope"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			q := goodQuery()
+			q.Set(c.param, c.value)
+			redirectError(t, q, c.want)
+		})
+	}
 	t.Run("malformed PKCE redirects with invalid_request", func(t *testing.T) {
 		for _, pk := range [][2]string{{"short", "S256"}, {oauth2.S256ChallengeFromVerifier(oauth2.GenerateVerifier()), "plain"}, {"", "S256"},
 			{oauth2.S256ChallengeFromVerifier(oauth2.GenerateVerifier()), ""}} {
