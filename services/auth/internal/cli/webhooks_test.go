@@ -85,20 +85,18 @@ func TestWebhooksCommands(t *testing.T) {
 		}
 	})
 	t.Run("disable and enable", func(t *testing.T) {
-		var s struct {
+		type state struct {
 			State          string `json:"state"`
 			DisabledReason string `json:"disabled_reason"`
 		}
+		var s state
 		_ = json.Unmarshal([]byte(must(t, "webhooks", "disable", sub.ID, "-o", "json")), &s)
-		if s.State != "disabled" || s.DisabledReason != "disabled by an operator" {
+		if s != (state{"disabled", "disabled by an operator"}) {
 			t.Fatalf("%+v", s)
 		}
-		s = struct {
-			State          string `json:"state"`
-			DisabledReason string `json:"disabled_reason"`
-		}{}
+		s = state{}
 		_ = json.Unmarshal([]byte(must(t, "webhooks", "enable", sub.ID, "-o", "json")), &s)
-		if s.State != "active" || s.DisabledReason != "" {
+		if s != (state{"active", ""}) {
 			t.Fatalf("%+v", s)
 		}
 	})

@@ -100,20 +100,23 @@ func TestRevocationFloodStaysBounded(t *testing.T) {
 
 func TestTokenAndRevocationAreRateLimitedPerClient(t *testing.T) {
 	s := authtest.Start(t, authtest.Options{Env: map[string]string{"CLIENT_TOKEN_REQUESTS": "5", "CLIENT_REVOCATIONS": "5"}})
-	tooMany := func(t *testing.T, st int, h http.Header, body []byte) {
+	// tooManyAfter sends n requests; the last must be a 429 slow_down.
+	tooManyAfter := func(t *testing.T, n int, send func() (int, http.Header, []byte)) {
 		t.Helper()
+		var st int
+		var h http.Header
+		var body []byte
+		for range n {
+			st, h, body = send()
+		}
 		if st != http.StatusTooManyRequests || h.Get("Retry-After") == "" || decode(t, body)["error"] != "slow_down" {
 			t.Fatalf("want a 429 slow_down with Retry-After, got %d %v %s", st, h, body)
 		}
 	}
 	t.Run("the token endpoint answers 429 past the client's allowance", func(t *testing.T) {
-		var st int
-		var h http.Header
-		var body []byte
-		for range 6 {
-			st, h, body = post(t, s.URL+"/api/oauth/token", form, "grant_type=client_credentials", authtest.ServiceID, authtest.ServiceSecret)
-		}
-		tooMany(t, st, h, body)
+		tooManyAfter(t, 6, func() (int, http.Header, []byte) {
+			return post(t, s.URL+"/api/oauth/token", form, "grant_type=client_credentials", authtest.ServiceID, authtest.ServiceSecret)
+		})
 	})
 	t.Run("another client's tokens are not affected", func(t *testing.T) {
 		if st, _, body := post(t, s.URL+"/api/oauth/token", form, "grant_type=client_credentials", authtest.ReaderID, authtest.ReaderSecret); st != 200 {
@@ -121,12 +124,8 @@ func TestTokenAndRevocationAreRateLimitedPerClient(t *testing.T) {
 		}
 	})
 	t.Run("the revocation endpoint answers 429 past the client's allowance", func(t *testing.T) {
-		var st int
-		var h http.Header
-		var body []byte
-		for range 6 {
-			st, h, body = post(t, s.URL+"/api/oauth/revoke", form, url.Values{"token": {"unknown"}}.Encode(), authtest.ReaderID, authtest.ReaderSecret)
-		}
-		tooMany(t, st, h, body)
+		tooManyAfter(t, 6, func() (int, http.Header, []byte) {
+			return post(t, s.URL+"/api/oauth/revoke", form, url.Values{"token": {"unknown"}}.Encode(), authtest.ReaderID, authtest.ReaderSecret)
+		})
 	})
 }

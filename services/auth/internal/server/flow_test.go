@@ -22,6 +22,16 @@ func exchange(t *testing.T, cfg *oauth2.Config, code, verifier string) (*oauth2.
 	return cfg.Exchange(bg(), code, opts...)
 }
 
+// mustExchange is exchange for a code that must be redeemed.
+func mustExchange(t *testing.T, cfg *oauth2.Config, code, verifier string) *oauth2.Token {
+	t.Helper()
+	tok, err := exchange(t, cfg, code, verifier)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}
+
 func retrieveCode(err error) string {
 	var re *oauth2.RetrieveError
 	if errors.As(err, &re) {
@@ -63,10 +73,7 @@ func TestAuthorizationCodeFlow(t *testing.T) {
 	if q.Get("state") != "st-1" {
 		t.Fatalf("state %v", q)
 	}
-	tok, err := exchange(t, cfg, q.Get("code"), verifier)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tok := mustExchange(t, cfg, q.Get("code"), verifier)
 	if tok.TokenType != "Bearer" || tok.RefreshToken == "" || tok.Extra("scope") != "pii:basic pii:email" {
 		t.Fatalf("token %+v", tok)
 	}
@@ -144,9 +151,8 @@ func TestSensitiveScopes(t *testing.T) {
 			t.Fatalf("%s", p.body)
 		}
 		code := callback(t, b.decide(s.URL, p, "authorize")).Get("code")
-		tok, err := exchange(t, cfg, code, "")
-		if err != nil || tok.Extra("scope") != "pii:basic user:read" {
-			t.Fatalf("%v %+v", err, tok)
+		if tok := mustExchange(t, cfg, code, ""); tok.Extra("scope") != "pii:basic user:read" {
+			t.Fatalf("%+v", tok)
 		}
 	})
 	t.Run("the same user may authorize the app's non-sensitive scopes", func(t *testing.T) {
@@ -166,9 +172,8 @@ func TestSensitiveScopes(t *testing.T) {
 			t.Fatalf("%d %s", p.status, p.body)
 		}
 		code := callback(t, b.decide(s.URL, p, "authorize")).Get("code")
-		tok, err := exchange(t, cfg, code, "")
-		if err != nil || tok.Extra("scope") != "pii:basic" {
-			t.Fatalf("%v %+v", err, tok)
+		if tok := mustExchange(t, cfg, code, ""); tok.Extra("scope") != "pii:basic" {
+			t.Fatalf("%+v", tok)
 		}
 	})
 	t.Run("a user who may grant none of the scopes asked goes back to the app with invalid_scope", func(t *testing.T) {
@@ -216,10 +221,7 @@ func TestConcurrentRedemptions(t *testing.T) {
 
 	t.Run("parallel refreshes of one token: exactly one succeeds", func(t *testing.T) {
 		code := authorize(t, s, b, cfg.AuthCodeURL("y"), authtest.Alice)
-		tok, err := exchange(t, cfg, code, "")
-		if err != nil {
-			t.Fatal(err)
-		}
+		tok := mustExchange(t, cfg, code, "")
 		results := parallel(16, func() error {
 			_, err := cfg.TokenSource(bg(), &oauth2.Token{RefreshToken: tok.RefreshToken}).Token()
 			return err

@@ -30,10 +30,7 @@ func grant(t *testing.T, s *authtest.Server, cfg *oauth2.Config, user authtest.U
 	t.Helper()
 	verifier := oauth2.GenerateVerifier()
 	code := authorize(t, s, newBrowser(t), cfg.AuthCodeURL("s", oauth2.S256ChallengeOption(verifier)), user)
-	tok, err := exchange(t, cfg, code, verifier)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tok := mustExchange(t, cfg, code, verifier)
 	return tok
 }
 
@@ -162,10 +159,7 @@ func TestGrantsFollowTheirSources(t *testing.T) {
 		verifier := oauth2.GenerateVerifier()
 		code := authorize(t, s, newBrowser(t), staff.AuthCodeURL("s", oauth2.S256ChallengeOption(verifier)), gina)
 		s.Users.SetPermissions(gina.ID, withoutRegistrations)
-		tok, err := exchange(t, staff, code, verifier)
-		if err != nil {
-			t.Fatal(err)
-		}
+		tok := mustExchange(t, staff, code, verifier)
 		if tok.Extra("scope") != "pii:basic" {
 			t.Fatalf("exchange granted %v", tok.Extra("scope"))
 		}
@@ -194,10 +188,7 @@ func TestGrantsFollowTheirSources(t *testing.T) {
 		c, verifier := code(t, staff, ivy)
 		setClientScopes(t, s, 503, []string{"pii:basic", "pii:email", "user:read"})
 		t.Cleanup(func() { setClientScopes(t, s, 503, nil) })
-		tok, err := exchange(t, staff, c, verifier)
-		if err != nil {
-			t.Fatal(err)
-		}
+		tok := mustExchange(t, staff, c, verifier)
 		if got := tok.Extra("scope"); got != "pii:basic" || claimsOf(t, tok.AccessToken)["scope"] != "pii:basic" {
 			t.Fatalf("exchange granted %v", got)
 		}
@@ -210,30 +201,43 @@ func TestGrantsFollowTheirSources(t *testing.T) {
 		_, err := exchange(t, only, c, verifier)
 		invalidGrant(t, err, "Nothing this grant authorized is still allowed")
 	})
-	t.Run("the users service being down is a 503, and the token keeps working after", func(t *testing.T) {
-		tok := grant(t, s, oboConfig(s, authtest.BadgeID, authtest.BadgeSecret, "pii:basic"), authtest.Bob)
-		s.Users.SetDown(true)
-		st, m := refreshWith(t, s, tok.RefreshToken, authtest.BadgeID, authtest.BadgeSecret)
-		s.Users.SetDown(false)
-		if st != 503 || m["error"] != "temporarily_unavailable" {
-			t.Fatalf("%d %v", st, m)
-		}
-		if st, m := refreshWith(t, s, tok.RefreshToken, authtest.BadgeID, authtest.BadgeSecret); st != 200 {
-			t.Fatalf("%d %v", st, m)
-		}
-	})
-	t.Run("a 404 that is not the users service's (USERS_INTERNAL_URL wrong) is a 503 and revokes nothing", func(t *testing.T) {
-		tok := grant(t, s, oboConfig(s, authtest.BadgeID, authtest.BadgeSecret, "pii:basic"), authtest.Bob)
-		s.Users.SetMisrouted(true)
-		st, m := refreshWith(t, s, tok.RefreshToken, authtest.BadgeID, authtest.BadgeSecret)
-		s.Users.SetMisrouted(false)
-		if st != 503 || m["error"] != "temporarily_unavailable" {
-			t.Fatalf("refresh while misrouted: %d %v; want 503 temporarily_unavailable", st, m)
-		}
-		if st, m := refreshWith(t, s, tok.RefreshToken, authtest.BadgeID, authtest.BadgeSecret); st != 200 {
-			t.Fatalf("the family did not survive: %d %v", st, m)
-		}
-	})
+	for _, c := range []struct {
+		name string
+		set  func(bool)
+	}{
+		{"the users service being down is a 503, and the token keeps working after", s.Users.SetDown},
+		{"a 404 that is not the users service's (USERS_INTERNAL_URL wrong) is a 503 and revokes nothing", s.Users.SetMisrouted},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tok := grant(t, s, oboConfig(s, authtest.BadgeID, authtest.BadgeSecret, "pii:basic"), authtest.Bob)
+			c.set(true)
+			st, m := refreshWith(t, s, tok.RefreshToken, authtest.BadgeID, authtest.BadgeSecret)
+			c.set(false)
+			if st != 503 || m["error"] != "temporarily_unavailable" {
+				t.Fatalf("refresh while the users service fails: %d %v; want 503 temporarily_unavailable", st, m)
+			}
+			if st, m := refreshWith(t, s, tok.RefreshToken, authtest.BadgeID, authtest.BadgeSecret); st != 200 {
+				t.Fatalf("the family did not survive: %d %v", st, m)
+			}
+		})
+	}
+}
+
+// rotateThenReuse refreshes tok once, then presents its refresh token again:
+// the reuse and the rotated token must both be refused. It returns the rotation's answer.
+func rotateThenReuse(t *testing.T, s *authtest.Server, tok *oauth2.Token) map[string]any {
+	t.Helper()
+	st, m := refreshWith(t, s, tok.RefreshToken, authtest.BadgeID, authtest.BadgeSecret)
+	if st != 200 {
+		t.Fatalf("refresh: %d %v", st, m)
+	}
+	if st, _ := refreshWith(t, s, tok.RefreshToken, authtest.BadgeID, authtest.BadgeSecret); st != 400 {
+		t.Fatalf("reuse accepted: %d", st)
+	}
+	if st, _ := refreshWith(t, s, m["refresh_token"].(string), authtest.BadgeID, authtest.BadgeSecret); st != 400 {
+		t.Fatalf("the family survived its reuse: %d", st)
+	}
+	return m
 }
 
 // setClientScopes re-imports the demo clients with id's scopes replaced (nil: as the demo has them).
@@ -367,10 +371,7 @@ func TestReplaysAreJudgedAfterTheClientBinding(t *testing.T) {
 	t.Run("another client presenting a used code gets invalid_grant and revokes nothing", func(t *testing.T) {
 		verifier := oauth2.GenerateVerifier()
 		code := authorize(t, s, newBrowser(t), badge.AuthCodeURL("s", oauth2.S256ChallengeOption(verifier)), authtest.Alice)
-		tok, err := exchange(t, badge, code, verifier)
-		if err != nil {
-			t.Fatal(err)
-		}
+		tok := mustExchange(t, badge, code, verifier)
 		v := url.Values{"grant_type": {"authorization_code"}, "code": {code}, "redirect_uri": {authtest.RedirectURI}, "code_verifier": {verifier}}
 		st, _, body := post(t, s.URL+"/api/oauth/token", form, v.Encode(), authtest.StaffID, authtest.StaffSecret)
 		if st != 400 || decode(t, body)["error"] != "invalid_grant" || strings.Contains(string(body), "revoked") {
@@ -399,16 +400,7 @@ func TestReplaysAreJudgedAfterTheClientBinding(t *testing.T) {
 	})
 	t.Run("the owner presenting its rotated refresh token still revokes the family and its access tokens", func(t *testing.T) {
 		tok := grant(t, s, badge, authtest.Alice)
-		st, m := refreshWith(t, s, tok.RefreshToken, authtest.BadgeID, authtest.BadgeSecret)
-		if st != 200 {
-			t.Fatalf("%d %v", st, m)
-		}
-		if st, _ := refreshWith(t, s, tok.RefreshToken, authtest.BadgeID, authtest.BadgeSecret); st != 400 {
-			t.Fatalf("reuse accepted: %d", st)
-		}
-		if st, _ := refreshWith(t, s, m["refresh_token"].(string), authtest.BadgeID, authtest.BadgeSecret); st != 400 {
-			t.Fatalf("the family survived its reuse: %d", st)
-		}
+		m := rotateThenReuse(t, s, tok)
 		if introspect(t, s, m["access_token"].(string))["active"] != false || introspect(t, s, tok.AccessToken)["active"] != false {
 			t.Fatal("access tokens of the revoked family are still active")
 		}

@@ -74,6 +74,20 @@ func validate(t *testing.T, req *http.Request, resp *http.Response, body []byte)
 	}
 }
 
+// getValidated GETs u and checks the answer against the OpenAPI document.
+func getValidated(t *testing.T, u string) (*http.Response, []byte) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, u, nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body := readAll(t, resp)
+	validate(t, req, resp, body)
+	return resp, body
+}
+
 func decode(t *testing.T, b []byte) map[string]any {
 	t.Helper()
 	var m map[string]any

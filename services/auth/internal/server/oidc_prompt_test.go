@@ -84,11 +84,8 @@ func TestOIDCC_AuthenticationRequest(t *testing.T) {
 		}
 		p = b.login(s.URL, p, authtest.Alice.Username, authtest.Alice.Password)
 		q := callback(t, b.follow(s.URL, p))
-		tok, err := exchange(t, wiki.cfg, q.Get("code"), verifier)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if c := payload(t, tok.Extra("id_token").(string)); c["sid"] == firstClaims["sid"] {
+		tok := mustExchange(t, wiki.cfg, q.Get("code"), verifier)
+		if c := claimsOf(t, tok.Extra("id_token").(string)); c["sid"] == firstClaims["sid"] {
 			t.Fatalf("the same session after prompt=login: %v", c)
 		}
 	})
@@ -101,11 +98,8 @@ func TestOIDCC_AuthenticationRequest(t *testing.T) {
 		before := time.Now().Unix()
 		p = b.login(s.URL, p, authtest.Alice.Username, authtest.Alice.Password)
 		q := callback(t, b.follow(s.URL, p))
-		tok, err := exchange(t, wiki.cfg, q.Get("code"), verifier)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if at := payload(t, tok.Extra("id_token").(string))["auth_time"].(float64); int64(at) < before-1 {
+		tok := mustExchange(t, wiki.cfg, q.Get("code"), verifier)
+		if at := claimsOf(t, tok.Extra("id_token").(string))["auth_time"].(float64); int64(at) < before-1 {
 			t.Fatalf("auth_time %v before the sign-in at %d", at, before)
 		}
 	})
@@ -157,9 +151,8 @@ func TestOIDCC_PromptNoneNeedsInteraction(t *testing.T) {
 			t.Fatalf("%v", q)
 		}
 		q := callback(t, b.get(silent))
-		tok, err := exchange(t, staff, q.Get("code"), "")
-		if err != nil || tok.Extra("scope") != "pii:basic" {
-			t.Fatalf("%v %v %+v", q, err, tok)
+		if tok := mustExchange(t, staff, q.Get("code"), ""); tok.Extra("scope") != "pii:basic" {
+			t.Fatalf("%v %+v", q, tok)
 		}
 	})
 }

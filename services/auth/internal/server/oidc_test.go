@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"slices"
@@ -47,10 +46,7 @@ func (r rp) signIn(t *testing.T, s *authtest.Server, b *browser, user authtest.U
 	t.Helper()
 	verifier := oauth2.GenerateVerifier()
 	code := authorize(t, s, b, r.cfg.AuthCodeURL("st", oauth2.S256ChallengeOption(verifier), oidc.Nonce(nonce)), user)
-	tok, err := exchange(t, r.cfg, code, verifier)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tok := mustExchange(t, r.cfg, code, verifier)
 	raw, _ := tok.Extra("id_token").(string)
 	if raw == "" {
 		t.Fatalf("no id_token in %+v", tok)
@@ -60,24 +56,6 @@ func (r rp) signIn(t *testing.T, s *authtest.Server, b *browser, user authtest.U
 		t.Fatal(err)
 	}
 	return tok, idt
-}
-
-// payload decodes the claims of a compact JWS without verifying it.
-func payload(t *testing.T, raw string) map[string]any {
-	t.Helper()
-	parts := strings.Split(raw, ".")
-	if len(parts) != 3 {
-		t.Fatalf("not a compact JWS: %q", raw)
-	}
-	b, err := base64.RawURLEncoding.DecodeString(parts[1])
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatal(err)
-	}
-	return m
 }
 
 func headerAlg(t *testing.T, raw string) string {
@@ -93,14 +71,7 @@ func TestOIDCC_ServerMetadata(t *testing.T) {
 	s := authtest.Start(t, authtest.Options{})
 	doc := func(t *testing.T, path string) map[string]any {
 		t.Helper()
-		req, _ := http.NewRequest(http.MethodGet, s.URL+path, nil)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		body := readAll(t, resp)
-		validate(t, req, resp, body)
+		resp, body := getValidated(t, s.URL+path)
 		if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
 			t.Fatalf("%d %s", resp.StatusCode, body)
 		}
@@ -165,7 +136,7 @@ func TestOIDCC_IDToken(t *testing.T) {
 	nonce := "n-0S6_WzA2Mj+/ünï" // echoed byte for byte
 	tok, idt := wiki.signIn(t, s, b, authtest.Alice, nonce)
 	raw := tok.Extra("id_token").(string)
-	claims := payload(t, raw)
+	claims := claimsOf(t, raw)
 
 	t.Run("oidcc-id-token-signature: RS256 for an app registered for it, verified by go-oidc against the JWKS", func(t *testing.T) {
 		if alg := headerAlg(t, raw); alg != "RS256" {
@@ -219,7 +190,7 @@ func TestOIDCC_IDToken(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c2 := payload(t, raw2)
+		c2 := claimsOf(t, raw2)
 		if idt2.Subject != idt.Subject || c2["auth_time"] != claims["auth_time"] || c2["sid"] != claims["sid"] || c2["nonce"] != nil {
 			t.Fatalf("%v\nfirst %v", c2, claims)
 		}
@@ -240,11 +211,8 @@ func TestOIDCC_IDToken(t *testing.T) {
 	t.Run("without a nonce the ID token has none", func(t *testing.T) {
 		verifier := oauth2.GenerateVerifier()
 		code := authorize(t, s, b, wiki.cfg.AuthCodeURL("st", oauth2.S256ChallengeOption(verifier)), authtest.Alice)
-		tok, err := exchange(t, wiki.cfg, code, verifier)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if c := payload(t, tok.Extra("id_token").(string)); c["nonce"] != nil {
+		tok := mustExchange(t, wiki.cfg, code, verifier)
+		if c := claimsOf(t, tok.Extra("id_token").(string)); c["nonce"] != nil {
 			t.Fatalf("%v", c)
 		}
 	})
@@ -287,10 +255,7 @@ func TestWithoutOpenIDNothingChanges(t *testing.T) {
 		t.Run(name+": no id_token", func(t *testing.T) {
 			verifier := oauth2.GenerateVerifier()
 			code := authorize(t, s, b, cfg.AuthCodeURL("st", oauth2.S256ChallengeOption(verifier), oidc.Nonce("ignored")), authtest.Alice)
-			tok, err := exchange(t, cfg, code, verifier)
-			if err != nil {
-				t.Fatal(err)
-			}
+			tok := mustExchange(t, cfg, code, verifier)
 			if tok.Extra("id_token") != nil {
 				t.Fatalf("id_token %v", tok.Extra("id_token"))
 			}

@@ -282,6 +282,47 @@ func loginFrom(t *testing.T, s *authtest.Server, address, username, password str
 	return b.do(req)
 }
 
+// wrongLoginsAtOnce sends n wrong-password logins for username, each from its
+// own browser and from addressOf(i), released together; it returns how many
+// reached the password check and how many got each status.
+func wrongLoginsAtOnce(t *testing.T, s *authtest.Server, n int, username string, addressOf func(i int) string) (int, map[int]int) {
+	t.Helper()
+	reqs := make([]*http.Request, n)
+	browsers := make([]*browser, n)
+	for i := range reqs {
+		browsers[i] = newBrowser(t)
+		p := browsers[i].get(s.URL + "/oauth/login")
+		reqs[i], _ = http.NewRequest(http.MethodPost, s.URL+"/oauth/login", strings.NewReader(url.Values{"csrf_token": {field(t, csrfRe, p.body)},
+			"next": {"/oauth/apps"}, "username": {username}, "password": {"wrong"}}.Encode()))
+		reqs[i].Header.Set("Content-Type", form)
+		reqs[i].Header.Set("X-Forwarded-For", addressOf(i))
+	}
+	before := s.Users.VerifyCalls()
+	statuses := map[int]int{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range reqs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			resp, err := browsers[i].hc.Do(reqs[i])
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			resp.Body.Close()
+			mu.Lock()
+			statuses[resp.StatusCode]++
+			mu.Unlock()
+		}()
+	}
+	close(start)
+	wg.Wait()
+	return s.Users.VerifyCalls() - before, statuses
+}
+
 func TestLoginThrottlingCountsBeforeVerifying(t *testing.T) {
 	const perAccount = 3
 	s := authtest.Start(t, authtest.Options{Env: map[string]string{"LOGIN_FAILURES_PER_ACCOUNT": "3", "LOGIN_FAILURES_PER_ADDRESS": "50", "LOGIN_FAILURE_DELAY": "150ms"}})
@@ -291,40 +332,8 @@ func TestLoginThrottlingCountsBeforeVerifying(t *testing.T) {
 			t.Fatalf("alice from her own address before: %d", p.status)
 		}
 		const n = 20
-		reqs := make([]*http.Request, n)
-		browsers := make([]*browser, n)
-		for i := range reqs {
-			browsers[i] = newBrowser(t)
-			p := browsers[i].get(s.URL + "/oauth/login")
-			reqs[i], _ = http.NewRequest(http.MethodPost, s.URL+"/oauth/login", strings.NewReader(url.Values{"csrf_token": {field(t, csrfRe, p.body)},
-				"next": {"/oauth/apps"}, "username": {" Alice "}, "password": {"wrong"}}.Encode()))
-			reqs[i].Header.Set("Content-Type", form)
-			reqs[i].Header.Set("X-Forwarded-For", "198.51.100.7")
-		}
-		before := s.Users.VerifyCalls()
-		statuses := map[int]int{}
-		var mu sync.Mutex
-		var wg sync.WaitGroup
-		start := make(chan struct{})
-		for i := range reqs {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				<-start
-				resp, err := browsers[i].hc.Do(reqs[i])
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				resp.Body.Close()
-				mu.Lock()
-				statuses[resp.StatusCode]++
-				mu.Unlock()
-			}()
-		}
-		close(start)
-		wg.Wait()
-		if calls := s.Users.VerifyCalls() - before; calls > perAccount {
+		calls, statuses := wrongLoginsAtOnce(t, s, n, " Alice ", func(int) string { return "198.51.100.7" })
+		if calls > perAccount {
 			t.Fatalf("%d parallel guesses reached the password check, want at most %d (answers %v)", calls, perAccount, statuses)
 		}
 		if statuses[http.StatusBadRequest] > perAccount || statuses[http.StatusTooManyRequests] < n-perAccount {
@@ -349,40 +358,8 @@ func TestLoginThrottlingCountsBeforeVerifying(t *testing.T) {
 			t.Fatalf("alice from home before the attack: %d", p.status)
 		}
 		const n = 20
-		reqs := make([]*http.Request, n)
-		browsers := make([]*browser, n)
-		for i := range reqs {
-			browsers[i] = newBrowser(t)
-			p := browsers[i].get(s.URL + "/oauth/login")
-			reqs[i], _ = http.NewRequest(http.MethodPost, s.URL+"/oauth/login", strings.NewReader(url.Values{"csrf_token": {field(t, csrfRe, p.body)},
-				"next": {"/oauth/apps"}, "username": {"alice"}, "password": {"wrong"}}.Encode()))
-			reqs[i].Header.Set("Content-Type", form)
-			reqs[i].Header.Set("X-Forwarded-For", "192.0.2."+strconv.Itoa(i+1))
-		}
-		before := s.Users.VerifyCalls()
-		statuses := map[int]int{}
-		var mu sync.Mutex
-		var wg sync.WaitGroup
-		start := make(chan struct{})
-		for i := range reqs {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				<-start
-				resp, err := browsers[i].hc.Do(reqs[i])
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				resp.Body.Close()
-				mu.Lock()
-				statuses[resp.StatusCode]++
-				mu.Unlock()
-			}()
-		}
-		close(start)
-		wg.Wait()
-		if calls := s.Users.VerifyCalls() - before; calls > perAccount {
+		calls, statuses := wrongLoginsAtOnce(t, s, n, "alice", func(i int) string { return "192.0.2." + strconv.Itoa(i+1) })
+		if calls > perAccount {
 			t.Fatalf("%d parallel guesses from %d addresses reached the password check, want at most %d (answers %v)", calls, n, perAccount, statuses)
 		}
 		if statuses[http.StatusBadRequest] > perAccount || statuses[http.StatusTooManyRequests] < n-perAccount {

@@ -25,16 +25,7 @@ import (
 func exerciseRedisFlows(t *testing.T, s *authtest.Server) {
 	badge := oboConfig(s, authtest.BadgeID, authtest.BadgeSecret, "pii:basic")
 	tok := grant(t, s, badge, authtest.Alice)
-	st, m := refreshWith(t, s, tok.RefreshToken, authtest.BadgeID, authtest.BadgeSecret)
-	if st != 200 {
-		t.Fatalf("refresh: %d %v", st, m)
-	}
-	if st, _ := refreshWith(t, s, tok.RefreshToken, authtest.BadgeID, authtest.BadgeSecret); st != 400 {
-		t.Fatalf("reuse accepted: %d", st)
-	}
-	if st, _ := refreshWith(t, s, m["refresh_token"].(string), authtest.BadgeID, authtest.BadgeSecret); st != 400 {
-		t.Fatalf("the family survived its reuse: %d", st)
-	}
+	rotateThenReuse(t, s, tok)
 	if !feedHas(t, s, "sid", claimsOf(t, tok.AccessToken)["sid"].(string)) {
 		t.Fatal("the revoked family is not on the feed")
 	}

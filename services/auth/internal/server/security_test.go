@@ -84,21 +84,17 @@ func TestAuthorizeRequestValidation(t *testing.T) {
 			t.Fatalf("want error %s with the state, got %v", want, got)
 		}
 	}
-	t.Run("response_type other than code redirects with unsupported_response_type", func(t *testing.T) {
-		q := goodQuery()
-		q.Set("response_type", "token")
-		redirectError(t, q, "unsupported_response_type")
-	})
-	t.Run("an unknown scope redirects with invalid_scope", func(t *testing.T) {
-		q := goodQuery()
-		q.Set("scope", "pii:basic pii:everything")
-		redirectError(t, q, "invalid_scope")
-	})
-	t.Run("a scope the app is not approved for redirects with invalid_scope", func(t *testing.T) {
-		q := goodQuery()
-		q.Set("scope", "pii:basic user:read")
-		redirectError(t, q, "invalid_scope")
-	})
+	for _, c := range []struct{ name, param, value, want string }{
+		{"response_type other than code redirects with unsupported_response_type", "response_type", "token", "unsupported_response_type"},
+		{"an unknown scope redirects with invalid_scope", "scope", "pii:basic pii:everything", "invalid_scope"},
+		{"a scope the app is not approved for redirects with invalid_scope", "scope", "pii:basic user:read", "invalid_scope"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			q := goodQuery()
+			q.Set(c.param, c.value)
+			redirectError(t, q, c.want)
+		})
+	}
 	t.Run("malformed PKCE redirects with invalid_request", func(t *testing.T) {
 		for _, pk := range [][2]string{{"short", "S256"}, {oauth2.S256ChallengeFromVerifier(oauth2.GenerateVerifier()), "plain"}, {"", "S256"},
 			{oauth2.S256ChallengeFromVerifier(oauth2.GenerateVerifier()), ""}} {
@@ -364,14 +360,8 @@ func TestAuthorizedAppsRevocation(t *testing.T) {
 	s := authtest.Start(t, authtest.Options{})
 	cfg := oboConfig(s, authtest.BadgeID, authtest.BadgeSecret, "pii:basic")
 	b := newBrowser(t)
-	tok, err := exchange(t, cfg, authorize(t, s, b, cfg.AuthCodeURL("a"), authtest.Alice), "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok2, err := exchange(t, cfg, authorize(t, s, b, cfg.AuthCodeURL("b"), authtest.Alice), "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	tok := mustExchange(t, cfg, authorize(t, s, b, cfg.AuthCodeURL("a"), authtest.Alice), "")
+	tok2 := mustExchange(t, cfg, authorize(t, s, b, cfg.AuthCodeURL("b"), authtest.Alice), "")
 	p := b.get(s.URL + "/oauth/apps")
 	if p.status != 200 || !strings.Contains(p.body, "Con Badge Printer") {
 		t.Fatalf("%d %s", p.status, p.body)
@@ -412,10 +402,7 @@ func TestCodeRules(t *testing.T) {
 
 	t.Run("a replayed code is invalid_grant and revokes what the first redemption issued", func(t *testing.T) {
 		code := authorize(t, s, b, cfg.AuthCodeURL("s"), authtest.Alice)
-		tok, err := exchange(t, cfg, code, "")
-		if err != nil {
-			t.Fatal(err)
-		}
+		tok := mustExchange(t, cfg, code, "")
 		if _, err := exchange(t, cfg, code, ""); retrieveCode(err) != "invalid_grant" {
 			t.Fatalf("replay: %v", err)
 		}
@@ -490,10 +477,7 @@ func TestRefreshRules(t *testing.T) {
 	cfg := oboConfig(s, authtest.BadgeID, authtest.BadgeSecret, "pii:basic", "pii:email")
 	b := newBrowser(t)
 	fresh := func(t *testing.T) string {
-		tok, err := exchange(t, cfg, authorize(t, s, b, cfg.AuthCodeURL("s"), authtest.Alice), "")
-		if err != nil {
-			t.Fatal(err)
-		}
+		tok := mustExchange(t, cfg, authorize(t, s, b, cfg.AuthCodeURL("s"), authtest.Alice), "")
 		return tok.RefreshToken
 	}
 	refresh := func(t *testing.T, rt string, extra url.Values, id, secret string) (int, map[string]any) {
@@ -578,10 +562,7 @@ func TestRevocationAndIntrospection(t *testing.T) {
 	s := authtest.Start(t, authtest.Options{})
 	cfg := oboConfig(s, authtest.BadgeID, authtest.BadgeSecret, "pii:basic")
 	b := newBrowser(t)
-	tok, err := exchange(t, cfg, authorize(t, s, b, cfg.AuthCodeURL("s"), authtest.Alice), "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	tok := mustExchange(t, cfg, authorize(t, s, b, cfg.AuthCodeURL("s"), authtest.Alice), "")
 	t.Run("an active access token is described", func(t *testing.T) {
 		m := introspect(t, s, tok.AccessToken)
 		if m["active"] != true || m["sub"] != "1001" || m["client_id"] != "502" || m["scope"] != "pii:basic" || m["token_type"] != "Bearer" {
@@ -628,10 +609,7 @@ func TestRevocationAndIntrospection(t *testing.T) {
 		if _, err := cfg.TokenSource(bg(), &oauth2.Token{RefreshToken: tok.RefreshToken}).Token(); err != nil {
 			t.Fatalf("another client revoked the token: %v", err)
 		}
-		tok2, err := exchange(t, cfg, authorize(t, s, b, cfg.AuthCodeURL("s"), authtest.Alice), "")
-		if err != nil {
-			t.Fatal(err)
-		}
+		tok2 := mustExchange(t, cfg, authorize(t, s, b, cfg.AuthCodeURL("s"), authtest.Alice), "")
 		st, _, _ = post(t, s.URL+"/api/oauth/revoke", form, url.Values{"token": {tok2.RefreshToken}}.Encode(), authtest.BadgeID, authtest.BadgeSecret)
 		if st != 200 {
 			t.Fatalf("%d", st)
@@ -643,10 +621,7 @@ func TestRevocationAndIntrospection(t *testing.T) {
 		inactive(t, body)
 	})
 	t.Run("revoking an access token makes introspection inactive", func(t *testing.T) {
-		tok3, err := exchange(t, cfg, authorize(t, s, b, cfg.AuthCodeURL("s"), authtest.Alice), "")
-		if err != nil {
-			t.Fatal(err)
-		}
+		tok3 := mustExchange(t, cfg, authorize(t, s, b, cfg.AuthCodeURL("s"), authtest.Alice), "")
 		post(t, s.URL+"/api/oauth/revoke", form, url.Values{"token": {tok3.AccessToken}}.Encode(), authtest.BadgeID, authtest.BadgeSecret)
 		if m := introspect(t, s, tok3.AccessToken); m["active"] != false {
 			t.Fatalf("%v", m)
@@ -676,10 +651,7 @@ func TestRedisDown(t *testing.T) {
 	s := authtest.Start(t, authtest.Options{})
 	cfg := oboConfig(s, authtest.BadgeID, authtest.BadgeSecret, "pii:basic")
 	b := newBrowser(t)
-	tok, err := exchange(t, cfg, authorize(t, s, b, cfg.AuthCodeURL("s"), authtest.Alice), "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	tok := mustExchange(t, cfg, authorize(t, s, b, cfg.AuthCodeURL("s"), authtest.Alice), "")
 	s.StopRedis()
 	t.Run("the token endpoint answers 503 temporarily_unavailable in JSON, quickly", func(t *testing.T) {
 		start := time.Now()
@@ -725,10 +697,7 @@ func TestNoSecretsInLogs(t *testing.T) {
 	cfg := oboConfig(s, authtest.BadgeID, authtest.BadgeSecret, "pii:basic")
 	b := newBrowser(t)
 	code := authorize(t, s, b, cfg.AuthCodeURL("s"), authtest.Alice)
-	tok, err := exchange(t, cfg, code, "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	tok := mustExchange(t, cfg, code, "")
 	b.login(s.URL, b.get(s.URL+"/oauth/login"), "alice", "a-wrong-password-123")
 	post(t, s.URL+"/api/oauth/token", form, "grant_type=client_credentials", authtest.ServiceID, authtest.ServiceSecret+"x")
 	logs := s.Logs.String()

@@ -52,16 +52,10 @@ func TestSignOutEverywhere(t *testing.T) {
 	badge := oboConfig(s, authtest.BadgeID, authtest.BadgeSecret, "pii:basic")
 	staff := oboConfig(s, authtest.StaffID, authtest.StaffSecret, "pii:basic")
 	alice, bob := newBrowser(t), newBrowser(t)
-	tok, err := exchange(t, badge, authorize(t, s, alice, badge.AuthCodeURL("a"), authtest.Alice), "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	tok := mustExchange(t, badge, authorize(t, s, alice, badge.AuthCodeURL("a"), authtest.Alice), "")
 	// A code issued and not redeemed yet.
 	pending := authorize(t, s, alice, staff.AuthCodeURL("p"), authtest.Alice)
-	bobTok, err := exchange(t, badge, authorize(t, s, bob, badge.AuthCodeURL("b"), authtest.Bob), "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	bobTok := mustExchange(t, badge, authorize(t, s, bob, badge.AuthCodeURL("b"), authtest.Bob), "")
 
 	t.Run("a malformed sign-out refuses the batch and ends nothing", func(t *testing.T) {
 		if st, m := postEvents(t, s, signOutEvent(authtest.Alice.ID, `{"userId":"1001"}`)); st != http.StatusBadRequest {

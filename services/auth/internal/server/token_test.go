@@ -166,17 +166,10 @@ func TestMetadataAndJWKS(t *testing.T) {
 		}
 	}
 	t.Run("JWKS publishes public keys only", func(t *testing.T) {
-		req, _ := http.NewRequest(http.MethodGet, s.URL+"/.well-known/jwks.json", nil)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
+		_, body := getValidated(t, s.URL+"/.well-known/jwks.json")
 		var set struct {
 			Keys []map[string]any `json:"keys"`
 		}
-		body := readAll(t, resp)
-		validate(t, req, resp, body)
 		if err := jsonUnmarshal(body, &set); err != nil || len(set.Keys) != 2 {
 			t.Fatalf("%s", body)
 		}
@@ -190,14 +183,7 @@ func TestMetadataAndJWKS(t *testing.T) {
 		}
 	})
 	t.Run("RFC 8414 metadata lists every endpoint", func(t *testing.T) {
-		req, _ := http.NewRequest(http.MethodGet, s.URL+"/.well-known/oauth-authorization-server", nil)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		body := readAll(t, resp)
-		validate(t, req, resp, body)
+		_, body := getValidated(t, s.URL+"/.well-known/oauth-authorization-server")
 		m := decode(t, body)
 		want := map[string]string{"issuer": s.URL, "token_endpoint": s.URL + "/api/oauth/token", "authorization_endpoint": s.URL + "/oauth/authorize",
 			"revocation_endpoint": s.URL + "/api/oauth/revoke", "introspection_endpoint": s.URL + "/api/oauth/introspect", "jwks_uri": s.URL + "/.well-known/jwks.json"}

@@ -17,6 +17,30 @@ import (
 
 func kek() []byte { return bytes.Repeat([]byte{7}, 32) }
 
+// readyManager is a manager over an empty in-memory store, its keys made and loaded.
+func readyManager(t *testing.T) *Manager {
+	t.Helper()
+	m := NewManager(&memStore{}, kek(), Config{RotationPeriod: 24 * time.Hour, ActivationDelay: 2 * time.Minute, RefreshInterval: time.Second, MaxTokenTTL: time.Hour}, nil)
+	ctx := context.Background()
+	if err := m.Ensure(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Reload(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// protectedHeaders parses the compact JWS tok and returns its first signature's protected header.
+func protectedHeaders(t *testing.T, tok string) jws.Headers {
+	t.Helper()
+	msg, err := jws.ParseString(tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return msg.Signatures()[0].ProtectedHeaders()
+}
+
 func TestKeyEncryption(t *testing.T) {
 	t.Run("sealed keys open with the same key-encryption key and kid", func(t *testing.T) {
 		sealed, err := seal(kek(), "kid-1", []byte("private"))
@@ -124,8 +148,7 @@ func TestRotation(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		msg, _ := jws.ParseString(tok)
-		h := msg.Signatures()[0].ProtectedHeaders()
+		h := protectedHeaders(t, tok)
 		if h.Type() != "at+jwt" {
 			t.Fatalf("typ %q", h.Type())
 		}
@@ -310,14 +333,7 @@ func TestDescribeKeepsASuccessionPerAlgorithm(t *testing.T) {
 }
 
 func TestIDTokens(t *testing.T) {
-	m := NewManager(&memStore{}, kek(), Config{RotationPeriod: 24 * time.Hour, ActivationDelay: 2 * time.Minute, RefreshInterval: time.Second, MaxTokenTTL: time.Hour}, nil)
-	ctx := context.Background()
-	if err := m.Ensure(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := m.Reload(ctx); err != nil {
-		t.Fatal(err)
-	}
+	m := readyManager(t)
 	set, err := jwk.Parse(m.JWKS())
 	if err != nil {
 		t.Fatal(err)
@@ -328,11 +344,7 @@ func TestIDTokens(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			msg, err := jws.ParseString(tok)
-			if err != nil {
-				t.Fatal(err)
-			}
-			h := msg.Signatures()[0].ProtectedHeaders()
+			h := protectedHeaders(t, tok)
 			if h.Type() != "JWT" || h.KeyID() != m.SigningKIDFor(alg) || h.Algorithm().String() != alg {
 				t.Fatalf("header typ %q kid %q alg %q", h.Type(), h.KeyID(), h.Algorithm())
 			}
@@ -377,23 +389,13 @@ func TestIDTokens(t *testing.T) {
 }
 
 func TestWebhookTokens(t *testing.T) {
-	m := NewManager(&memStore{}, kek(), Config{RotationPeriod: 24 * time.Hour, ActivationDelay: 2 * time.Minute, RefreshInterval: time.Second, MaxTokenTTL: time.Hour}, nil)
 	ctx := context.Background()
-	if err := m.Ensure(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := m.Reload(ctx); err != nil {
-		t.Fatal(err)
-	}
+	m := readyManager(t)
 	tok, err := m.SignWebhook([]byte(`{"jti":"d1"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	msg, err := jws.ParseString(tok)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := msg.Signatures()[0].ProtectedHeaders()
+	h := protectedHeaders(t, tok)
 	t.Run("typ webhook+jwt, the signing key's kid, ES256", func(t *testing.T) {
 		if h.Type() != "webhook+jwt" || h.KeyID() != m.SigningKID() || h.Algorithm().String() != "ES256" {
 			t.Fatalf("header typ %q kid %q alg %q", h.Type(), h.KeyID(), h.Algorithm())

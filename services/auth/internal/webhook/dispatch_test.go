@@ -84,14 +84,7 @@ func TestRetryThenDeadThenReplay(t *testing.T) {
 		if err != nil || n != 2 {
 			t.Fatalf("replayed %d: %v", n, err)
 		}
-		e.eventually(5*time.Second, "all delivered", func() bool {
-			for _, d := range e.deliveries(sub.ID) {
-				if d.State != webhook.DeliveryDelivered {
-					return false
-				}
-			}
-			return true
-		})
+		e.eventually(5*time.Second, "all delivered", func() bool { return e.allDelivered(sub.ID) })
 	})
 }
 
@@ -189,14 +182,7 @@ func TestEndpointConcurrencyLimit(t *testing.T) {
 	if g.maxSeen.Load() != 3 {
 		t.Fatalf("%d in flight to one endpoint, limit 3", g.maxSeen.Load())
 	}
-	e.eventually(5*time.Second, "recorded", func() bool {
-		for _, d := range e.deliveries(sub.ID) {
-			if d.State != webhook.DeliveryDelivered {
-				return false
-			}
-		}
-		return true
-	})
+	e.eventually(5*time.Second, "recorded", func() bool { return e.allDelivered(sub.ID) })
 }
 
 func TestHangingEndpointDoesNotDelayAnother(t *testing.T) {

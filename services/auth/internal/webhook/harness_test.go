@@ -99,6 +99,16 @@ func (e *env) deliveries(subID string) []webhook.Delivery {
 	return ds
 }
 
+// allDelivered says whether every delivery of subscription subID was delivered.
+func (e *env) allDelivered(subID string) bool {
+	for _, d := range e.deliveries(subID) {
+		if d.State != webhook.DeliveryDelivered {
+			return false
+		}
+	}
+	return true
+}
+
 func (e *env) subscription(id string) webhook.Subscription {
 	e.t.Helper()
 	s, err := e.hooks.Get(context.Background(), webhook.Operator, id)

@@ -8,6 +8,7 @@ import (
 	"github.com/eventreg/eventreg/libs/authapi"
 	"github.com/eventreg/eventreg/services/auth/internal/authtest"
 	"github.com/eventreg/eventreg/services/auth/internal/webhook"
+	"github.com/jackc/pgx/v5"
 )
 
 // An outcome (Delivered, Failed) and a subscription's delete or update
@@ -44,32 +45,14 @@ func TestOutcomesLockTheSubscriptionBeforeTheDelivery(t *testing.T) {
 			}
 
 			// Hold the subscription as DELETE and UpdateSubscription do.
-			holder, err := e.pool.Begin(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer holder.Rollback(ctx)
-			if _, err := holder.Exec(ctx, `SELECT 1 FROM webhook_subscriptions WHERE id = $1 FOR UPDATE`, sub.ID); err != nil {
-				t.Fatal(err)
-			}
+			holder := e.holdSubscription(ctx, sub.ID)
 			done := make(chan error, 1)
 			go func() { done <- o.record(e, claims[0]) }()
-			e.eventually(5*time.Second, "the outcome waiting on the subscription", func() bool {
-				var n int
-				err := e.pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
-					WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&n)
-				return err == nil && n > 0
-			})
+			e.awaitLockWait(ctx, "the outcome waiting on the subscription")
 
 			// While it waits, it must hold nothing on the delivery: the
 			// delete's cascade would need it.
-			probe, err := e.pool.Begin(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, lockErr := probe.Exec(ctx, `SELECT 1 FROM webhook_deliveries WHERE id = $1 FOR UPDATE NOWAIT`, claims[0].DeliveryID)
-			_ = probe.Rollback(ctx)
-			if lockErr != nil {
+			if lockErr := e.lockDelivery(ctx, claims[0].DeliveryID); lockErr != nil {
 				t.Errorf("the delivery is locked while its outcome waits for the subscription: %v", lockErr)
 			}
 			if err := holder.Rollback(ctx); err != nil {
@@ -102,14 +85,7 @@ func TestExpiryLocksTheSubscriptionBeforeTheDeliveries(t *testing.T) {
 	delivery := e.deliveries(sub.ID)[0]
 
 	// Hold the subscription as an enable (UpdateSubscription) does, and enable it.
-	enable, err := e.pool.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer enable.Rollback(ctx)
-	if _, err := enable.Exec(ctx, `SELECT 1 FROM webhook_subscriptions WHERE id = $1 FOR UPDATE`, sub.ID); err != nil {
-		t.Fatal(err)
-	}
+	enable := e.holdSubscription(ctx, sub.ID)
 	if _, err := enable.Exec(ctx, `UPDATE webhook_subscriptions SET state = 'active', disabled_by = NULL WHERE id = $1`, sub.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -122,19 +98,8 @@ func TestExpiryLocksTheSubscriptionBeforeTheDeliveries(t *testing.T) {
 		n, err := e.store.ExpireDisabled(ctx, time.Now().Add(time.Hour)) // every window has ended
 		done <- expired{n, err}
 	}()
-	e.eventually(5*time.Second, "the expiry waiting on the subscription", func() bool {
-		var n int
-		err := e.pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
-			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&n)
-		return err == nil && n > 0
-	})
-	probe, err := e.pool.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, lockErr := probe.Exec(ctx, `SELECT 1 FROM webhook_deliveries WHERE id = $1 FOR UPDATE NOWAIT`, delivery.ID)
-	_ = probe.Rollback(ctx)
-	if lockErr != nil {
+	e.awaitLockWait(ctx, "the expiry waiting on the subscription")
+	if lockErr := e.lockDelivery(ctx, delivery.ID); lockErr != nil {
 		t.Errorf("the delivery is locked while the expiry waits for the subscription: %v", lockErr)
 	}
 	if err := enable.Commit(ctx); err != nil {
@@ -151,4 +116,43 @@ func TestExpiryLocksTheSubscriptionBeforeTheDeliveries(t *testing.T) {
 	if d := e.deliveries(sub.ID)[0]; d.State != webhook.DeliveryPending {
 		t.Fatalf("%+v", d)
 	}
+}
+
+// holdSubscription locks subscription id in a transaction, as DELETE and
+// UpdateSubscription do; the transaction is rolled back at the end of the test.
+func (e *env) holdSubscription(ctx context.Context, id string) pgx.Tx {
+	e.t.Helper()
+	tx, err := e.pool.Begin(ctx)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { _ = tx.Rollback(ctx) })
+	if _, err := tx.Exec(ctx, `SELECT 1 FROM webhook_subscriptions WHERE id = $1 FOR UPDATE`, id); err != nil {
+		e.t.Fatal(err)
+	}
+	return tx
+}
+
+// awaitLockWait waits until some session of this database waits on a lock.
+func (e *env) awaitLockWait(ctx context.Context, what string) {
+	e.t.Helper()
+	e.eventually(5*time.Second, what, func() bool {
+		var n int
+		err := e.pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&n)
+		return err == nil && n > 0
+	})
+}
+
+// lockDelivery tries to lock delivery id without waiting and lets it go:
+// an error says another transaction holds it.
+func (e *env) lockDelivery(ctx context.Context, id string) error {
+	e.t.Helper()
+	probe, err := e.pool.Begin(ctx)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer func() { _ = probe.Rollback(ctx) }()
+	_, err = probe.Exec(ctx, `SELECT 1 FROM webhook_deliveries WHERE id = $1 FOR UPDATE NOWAIT`, id)
+	return err
 }

@@ -52,15 +52,11 @@ func (s *Store) List(ctx context.Context) ([]client.Client, error) {
 		return nil, fmt.Errorf("listing clients: %w", err)
 	}
 	defer rows.Close()
-	var out []client.Client
-	for rows.Next() {
-		c, err := scan(rows)
-		if err != nil {
-			return nil, fmt.Errorf("reading clients: %w", err)
-		}
-		out = append(out, c)
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (client.Client, error) { return scan(r) })
+	if err != nil {
+		return nil, fmt.Errorf("reading clients: %w", err)
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // Create inserts c; a zero id takes the next free one of the sequence.

@@ -39,15 +39,11 @@ func (s *Store) Deliveries(ctx context.Context, subscriptionID string, state web
 		return nil, fmt.Errorf("listing deliveries of %s: %w", subscriptionID, err)
 	}
 	defer rows.Close()
-	out := []webhook.Delivery{}
-	for rows.Next() {
-		d, err := scanDelivery(rows)
-		if err != nil {
-			return nil, fmt.Errorf("reading deliveries: %w", err)
-		}
-		out = append(out, d)
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (webhook.Delivery, error) { return scanDelivery(r) })
+	if err != nil {
+		return nil, fmt.Errorf("reading deliveries: %w", err)
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // replaySet makes deliveries pending and due now with a fresh retry

@@ -98,15 +98,11 @@ func (s *Store) Subscriptions(ctx context.Context, clientID int64) ([]webhook.Su
 		return nil, fmt.Errorf("listing subscriptions: %w", err)
 	}
 	defer rows.Close()
-	out := []webhook.Subscription{}
-	for rows.Next() {
-		sub, err := scanSubscription(rows)
-		if err != nil {
-			return nil, fmt.Errorf("reading subscriptions: %w", err)
-		}
-		out = append(out, sub)
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (webhook.Subscription, error) { return scanSubscription(r) })
+	if err != nil {
+		return nil, fmt.Errorf("reading subscriptions: %w", err)
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // UpdateSubscription applies ch. Enabling a disabled subscription clears
