@@ -253,24 +253,10 @@ func TestPaginationWalkSeesEachDealerOnce(t *testing.T) {
 	// walk is the ids of the dealers a walk with pages of limit sees.
 	walk := func(t *testing.T, limit int, filter string) []string {
 		t.Helper()
-		var seen []string
-		for _, page := range resourcetest.WalkSearch[dealerBody](t, e.Env, "/api/v0/dealers/search", token, limit, filter) {
-			for _, d := range page {
-				seen = append(seen, d.ID)
-			}
-		}
-		return seen
+		return resourcetest.WalkIDs(t, e.Env, "/api/v0/dealers/search", token, limit, filter, func(d dealerBody) string { return d.ID })
 	}
 	t.Run("limit 7 sees every dealer exactly once, in id order", func(t *testing.T) {
-		seen := walk(t, 7, "")
-		if len(seen) != len(recs) {
-			t.Fatalf("saw %d dealers, want %d", len(seen), len(recs))
-		}
-		for i, id := range seen {
-			if id != fmt.Sprint(recs[i].ID) {
-				t.Fatalf("item %d is dealer %s, want %d", i, id, recs[i].ID)
-			}
-		}
+		resourcetest.SameIDs(t, walk(t, 7, ""), recs, func(d fixture.Dealer) int64 { return d.ID })
 	})
 	t.Run("a filtered walk sees exactly the filtered users' dealers once", func(t *testing.T) {
 		seen := walk(t, 1, `{"userIds": ["8999", 8995, "8990", 1]}`)

@@ -288,24 +288,10 @@ func TestPaginationWalkSeesEachRegistrationOnce(t *testing.T) {
 	// walk is the user ids of the registrations a walk with pages of limit sees.
 	walk := func(t *testing.T, limit int, filter string) []string {
 		t.Helper()
-		var seen []string
-		for _, page := range resourcetest.WalkSearch[registrationBody](t, e.Env, "/api/v0/registration/search", token, limit, filter) {
-			for _, reg := range page {
-				seen = append(seen, reg.User.ID)
-			}
-		}
-		return seen
+		return resourcetest.WalkIDs(t, e.Env, "/api/v0/registration/search", token, limit, filter, func(r registrationBody) string { return r.User.ID })
 	}
 	t.Run("limit 7 sees every registration of the convention exactly once, in order", func(t *testing.T) {
-		seen := walk(t, 7, "")
-		if len(seen) != len(recs) {
-			t.Fatalf("saw %d registrations, want %d", len(seen), len(recs))
-		}
-		for i, id := range seen {
-			if id != fmt.Sprint(recs[i].UserID) {
-				t.Fatalf("item %d is user %s, want %d", i, id, recs[i].UserID)
-			}
-		}
+		resourcetest.SameIDs(t, walk(t, 7, ""), recs, func(r fixture.Registration) int64 { return r.UserID })
 	})
 	t.Run("a filtered walk sees exactly the filtered users once", func(t *testing.T) {
 		seen := walk(t, 2, `{"userIds": ["5003", 5006, "5009", 5012, "5015", 5001]}`)
