@@ -37,12 +37,12 @@ func TestParallelRedemptionsThroughTheGateway(t *testing.T) {
 	t.Run("parallel redemptions of one code through the gateway: exactly one succeeds", func(t *testing.T) {
 		verifier := oauth2.GenerateVerifier()
 		code := b.code(app.AuthCodeURL("c", oauth2.S256ChallengeOption(verifier)), authAlice, authAlicePass)
-		ok, errs := authParallel(16, func() error { _, err := app.Exchange(ctx, code, oauth2.VerifierOption(verifier)); return err })
+		ok, errs := testkit.CountAtOnce(16, func() error { _, err := app.Exchange(ctx, code, oauth2.VerifierOption(verifier)); return err })
 		exactlyOne(t, ok, errs)
 	})
 	t.Run("parallel refreshes of one token through the gateway: exactly one succeeds", func(t *testing.T) {
 		tok := b.token(app, authAlice, authAlicePass)
-		ok, errs := authParallel(16, func() error {
+		ok, errs := testkit.CountAtOnce(16, func() error {
 			_, err := app.TokenSource(ctx, &oauth2.Token{RefreshToken: tok.RefreshToken}).Token()
 			return err
 		})

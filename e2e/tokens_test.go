@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"errors"
-	"sync"
 	"testing"
 
 	"golang.org/x/oauth2"
@@ -51,29 +50,4 @@ func authErrorCode(err error) string {
 		return ""
 	}
 	return err.Error()
-}
-
-// authParallel runs fn n times at once and counts successes.
-func authParallel(n int, fn func() error) (ok int, errs []error) {
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	for i := 0; i < n; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			err := fn()
-			mu.Lock()
-			defer mu.Unlock()
-			if err == nil {
-				ok++
-			} else {
-				errs = append(errs, err)
-			}
-		}()
-	}
-	close(start)
-	wg.Wait()
-	return ok, errs
 }

@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/oauth2"
 
+	"github.com/eventreg/eventreg/libs/testkit"
 	"github.com/eventreg/eventreg/services/auth/internal/authtest"
 )
 
@@ -196,7 +197,7 @@ func TestConcurrentRedemptions(t *testing.T) {
 		code := authorize(t, s, b, cfg.AuthCodeURL("x", oauth2.S256ChallengeOption(verifier)), authtest.Alice)
 		var mu sync.Mutex
 		var won *oauth2.Token
-		results := parallel(16, func() error {
+		ok, errs := testkit.CountAtOnce(16, func() error {
 			tok, err := exchange(t, cfg, code, verifier)
 			if err == nil {
 				mu.Lock()
@@ -205,10 +206,10 @@ func TestConcurrentRedemptions(t *testing.T) {
 			}
 			return err
 		})
-		if results.ok != 1 {
-			t.Fatalf("%d redemptions succeeded: %v", results.ok, results.errs)
+		if ok != 1 {
+			t.Fatalf("%d redemptions succeeded: %v", ok, errs)
 		}
-		for _, err := range results.errs {
+		for _, err := range errs {
 			if retrieveCode(err) != "invalid_grant" {
 				t.Fatalf("loser got %v", err)
 			}
@@ -222,47 +223,17 @@ func TestConcurrentRedemptions(t *testing.T) {
 	t.Run("parallel refreshes of one token: exactly one succeeds", func(t *testing.T) {
 		code := authorize(t, s, b, cfg.AuthCodeURL("y"), authtest.Alice)
 		tok := mustExchange(t, cfg, code, "")
-		results := parallel(16, func() error {
+		ok, errs := testkit.CountAtOnce(16, func() error {
 			_, err := cfg.TokenSource(bg(), &oauth2.Token{RefreshToken: tok.RefreshToken}).Token()
 			return err
 		})
-		if results.ok != 1 {
-			t.Fatalf("%d refreshes succeeded: %v", results.ok, results.errs)
+		if ok != 1 {
+			t.Fatalf("%d refreshes succeeded: %v", ok, errs)
 		}
-		for _, err := range results.errs {
+		for _, err := range errs {
 			if retrieveCode(err) != "invalid_grant" {
 				t.Fatalf("loser got %v", err)
 			}
 		}
 	})
-}
-
-type outcome struct {
-	ok   int
-	errs []error
-}
-
-func parallel(n int, fn func() error) outcome {
-	var mu sync.Mutex
-	var out outcome
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	for i := 0; i < n; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			err := fn()
-			mu.Lock()
-			defer mu.Unlock()
-			if err == nil {
-				out.ok++
-			} else {
-				out.errs = append(out.errs, err)
-			}
-		}()
-	}
-	close(start)
-	wg.Wait()
-	return out
 }
