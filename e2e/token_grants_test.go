@@ -28,7 +28,7 @@ func TestParallelRedemptionsThroughTheGateway(t *testing.T) {
 			t.Fatalf("%d succeeded: %v", ok, errs)
 		}
 		for _, err := range errs {
-			if authErrorCode(err) != "invalid_grant" {
+			if testkit.OAuthErrorCode(err) != "invalid_grant" {
 				t.Fatalf("loser: %v", err)
 			}
 		}
@@ -65,7 +65,7 @@ func TestCreatedClientGetsTokensUntilItsSecretRotates(t *testing.T) {
 	// A running server caches client records for CLIENT_CACHE_TTL (5s).
 	err = testkit.Poll(context.Background(), 15*time.Second, func(ctx context.Context) error {
 		_, err := clientCredentials(s.GatewayURL, id, secret, oauth2.AuthStyleInHeader).Token(ctx)
-		if authErrorCode(err) != "invalid_client" {
+		if testkit.OAuthErrorCode(err) != "invalid_client" {
 			return fmt.Errorf("old secret: %v", err)
 		}
 		return nil

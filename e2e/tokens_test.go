@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"errors"
 	"testing"
 
 	"golang.org/x/oauth2"
@@ -38,16 +37,4 @@ func authApp(gw, id, secret string, scopes ...string) *oauth2.Config {
 func userToken(t testing.TB, gw string, app *oauth2.Config, user, password string) *oauth2.Token {
 	t.Helper()
 	return newAuthHTTPBrowser(t, gw).token(app, user, password)
-}
-
-// authErrorCode is the OAuth error code of a token endpoint's refusal ("" for none).
-func authErrorCode(err error) string {
-	var re *oauth2.RetrieveError
-	if errors.As(err, &re) {
-		return re.ErrorCode
-	}
-	if err == nil {
-		return ""
-	}
-	return err.Error()
 }

@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"errors"
 	"net/http"
 	"strings"
 	"sync"
@@ -31,17 +30,6 @@ func mustExchange(t *testing.T, cfg *oauth2.Config, code, verifier string) *oaut
 		t.Fatal(err)
 	}
 	return tok
-}
-
-func retrieveCode(err error) string {
-	var re *oauth2.RetrieveError
-	if errors.As(err, &re) {
-		return re.ErrorCode
-	}
-	if err == nil {
-		return ""
-	}
-	return err.Error()
 }
 
 func TestAuthorizationCodeFlow(t *testing.T) {
@@ -96,11 +84,11 @@ func TestAuthorizationCodeFlow(t *testing.T) {
 		}
 		t.Run("presenting the rotated token is invalid_grant and revokes the family", func(t *testing.T) {
 			_, err := cfg.TokenSource(bg(), &oauth2.Token{RefreshToken: tok.RefreshToken}).Token()
-			if retrieveCode(err) != "invalid_grant" {
+			if testkit.OAuthErrorCode(err) != "invalid_grant" {
 				t.Fatalf("reuse: %v", err)
 			}
 			_, err = cfg.TokenSource(bg(), &oauth2.Token{RefreshToken: next.RefreshToken}).Token()
-			if retrieveCode(err) != "invalid_grant" {
+			if testkit.OAuthErrorCode(err) != "invalid_grant" {
 				t.Fatalf("the newest token of a revoked family still works: %v", err)
 			}
 		})
@@ -210,12 +198,12 @@ func TestConcurrentRedemptions(t *testing.T) {
 			t.Fatalf("%d redemptions succeeded: %v", ok, errs)
 		}
 		for _, err := range errs {
-			if retrieveCode(err) != "invalid_grant" {
+			if testkit.OAuthErrorCode(err) != "invalid_grant" {
 				t.Fatalf("loser got %v", err)
 			}
 		}
 		// The replays revoked what the winning redemption issued.
-		if _, err := cfg.TokenSource(bg(), &oauth2.Token{RefreshToken: won.RefreshToken}).Token(); retrieveCode(err) != "invalid_grant" {
+		if _, err := cfg.TokenSource(bg(), &oauth2.Token{RefreshToken: won.RefreshToken}).Token(); testkit.OAuthErrorCode(err) != "invalid_grant" {
 			t.Fatalf("the winner's refresh token survived the replays: %v", err)
 		}
 	})
@@ -231,7 +219,7 @@ func TestConcurrentRedemptions(t *testing.T) {
 			t.Fatalf("%d refreshes succeeded: %v", ok, errs)
 		}
 		for _, err := range errs {
-			if retrieveCode(err) != "invalid_grant" {
+			if testkit.OAuthErrorCode(err) != "invalid_grant" {
 				t.Fatalf("loser got %v", err)
 			}
 		}
