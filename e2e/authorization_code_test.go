@@ -13,6 +13,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/eventreg/eventreg/e2e/stack"
+	"github.com/eventreg/eventreg/libs/testkit"
 )
 
 // TestAuthorizationCodeFlowInChromium signs alice in through the gateway
@@ -65,10 +66,10 @@ func TestAuthorizationCodeFlowInChromium(t *testing.T) {
 		if r := mustSend(t, s, http.MethodGet, "/api/users/current", next.AccessToken, ""); r.status != 200 {
 			t.Fatalf("%d %s", r.status, r.body)
 		}
-		if _, err := badge.TokenSource(context.Background(), expired).Token(); authErrorCode(err) != "invalid_grant" {
+		if _, err := badge.TokenSource(context.Background(), expired).Token(); testkit.OAuthErrorCode(err) != "invalid_grant" {
 			t.Fatalf("reuse of a rotated refresh token: %v", err)
 		}
-		if _, err := badge.TokenSource(context.Background(), &oauth2.Token{RefreshToken: next.RefreshToken}).Token(); authErrorCode(err) != "invalid_grant" {
+		if _, err := badge.TokenSource(context.Background(), &oauth2.Token{RefreshToken: next.RefreshToken}).Token(); testkit.OAuthErrorCode(err) != "invalid_grant" {
 			t.Fatalf("the family was not revoked: %v", err)
 		}
 	})

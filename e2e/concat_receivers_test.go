@@ -2,10 +2,7 @@ package e2e
 
 import (
 	"bufio"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -17,9 +14,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
-	jwt "github.com/golang-jwt/jwt/v5"
+	"github.com/eventreg/eventreg/libs/testkit"
 )
 
 // conCatReceiver is a webhook endpoint written from the real API's
@@ -44,10 +40,10 @@ func startConCatReceiver(t *testing.T, keyURL, issuer string) *conCatReceiver {
 	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		body, _ := io.ReadAll(io.LimitReader(req.Body, 1<<20))
 		token := strings.TrimPrefix(req.Header.Get("Authorization"), "Bearer ")
-		err := verifyConCatDelivery(token, body, r.key(t), r.URL(), issuer)
+		err := testkit.VerifyConCatDelivery(token, body, r.key(t), r.URL(), issuer)
 		if err != nil && strings.Contains(err.Error(), "signature") {
 			r.refetch(t) // keys rotate: fetch the key again, once
-			err = verifyConCatDelivery(token, body, r.key(t), r.URL(), issuer)
+			err = testkit.VerifyConCatDelivery(token, body, r.key(t), r.URL(), issuer)
 		}
 		r.mu.Lock()
 		defer r.mu.Unlock()
@@ -94,46 +90,6 @@ func (r *conCatReceiver) refetch(t *testing.T) {
 	r.mu.Lock()
 	r.pem = b
 	r.mu.Unlock()
-}
-
-// verifyConCatDelivery checks a delivery in the documentation's order: aud
-// (the webhook's URL), exp, iss, sub, then the signature with the PEM key,
-// then int (base64 of the SHA-256 of the data property as received).
-func verifyConCatDelivery(token string, body, pemKey []byte, url, issuer string) error {
-	var claims jwt.MapClaims
-	if _, _, err := jwt.NewParser().ParseUnverified(token, &claims); err != nil {
-		return fmt.Errorf("not a JWT: %w", err)
-	}
-	if aud, _ := claims.GetAudience(); !slices.Contains(aud, url) {
-		return fmt.Errorf("aud %v is not %s", aud, url)
-	}
-	if exp, _ := claims.GetExpirationTime(); exp == nil || !exp.After(time.Now()) {
-		return errors.New("exp: expired")
-	}
-	if iss, _ := claims.GetIssuer(); iss != issuer {
-		return fmt.Errorf("iss %q", iss)
-	}
-	if sub, _ := claims.GetSubject(); sub != "webhook" {
-		return fmt.Errorf("sub %q", sub)
-	}
-	key, err := jwt.ParseECPublicKeyFromPEM(pemKey)
-	if err != nil {
-		return fmt.Errorf("signature: the key is not a PEM public key: %w", err)
-	}
-	if _, err := jwt.Parse(token, func(*jwt.Token) (any, error) { return key, nil }, jwt.WithValidMethods([]string{"ES256"})); err != nil {
-		return fmt.Errorf("signature: %w", err)
-	}
-	var b struct {
-		Data json.RawMessage `json:"data"`
-	}
-	if err := json.Unmarshal(body, &b); err != nil {
-		return fmt.Errorf("body: %w", err)
-	}
-	sum := sha256.Sum256(b.Data)
-	if claims["int"] != base64.StdEncoding.EncodeToString(sum[:]) {
-		return errors.New("int does not match the data")
-	}
-	return nil
 }
 
 // nodeReceiver is testdata/concat-receiver/receiver.mjs running under node.

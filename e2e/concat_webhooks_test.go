@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/eventreg/eventreg/libs/testkit"
 )
 
 // TestConCatWebhooks: a subscription in the real API's format is delivered
@@ -69,7 +71,7 @@ func TestConCatWebhooks(t *testing.T) {
 	}
 	t.Run("the Go receiver refuses the token with a changed body (int)", func(t *testing.T) {
 		tampered := bytes.Replace(got.body, []byte("Tom & Jerry"), []byte("Tim & Jerry"), 1)
-		if err := verifyConCatDelivery(got.token, tampered, goRecv.key(t), goRecv.URL(), s.Issuer); err == nil || !strings.Contains(err.Error(), "int") {
+		if err := testkit.VerifyConCatDelivery(got.token, tampered, goRecv.key(t), goRecv.URL(), s.Issuer); err == nil || !strings.Contains(err.Error(), "int") {
 			t.Fatalf("a changed body: %v", err)
 		}
 	})

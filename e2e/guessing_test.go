@@ -11,6 +11,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/eventreg/eventreg/e2e/stack"
+	"github.com/eventreg/eventreg/libs/testkit"
 )
 
 // TestGuessingAndReplaysAreContained plays, through the gateway against the
@@ -60,10 +61,10 @@ func TestGuessingAndReplaysAreContained(t *testing.T) {
 		}
 		// The staff app presents the badge app's used code and rotated refresh token.
 		thief := authApp(gw, authStaffID, authStaffSecret, "pii:basic")
-		if _, err := thief.Exchange(ctx, code, oauth2.VerifierOption(verifier)); authErrorCode(err) != "invalid_grant" {
+		if _, err := thief.Exchange(ctx, code, oauth2.VerifierOption(verifier)); testkit.OAuthErrorCode(err) != "invalid_grant" {
 			t.Fatalf("replayed code: %v", err)
 		}
-		if _, err := thief.TokenSource(ctx, &oauth2.Token{RefreshToken: tok.RefreshToken}).Token(); authErrorCode(err) != "invalid_grant" {
+		if _, err := thief.TokenSource(ctx, &oauth2.Token{RefreshToken: tok.RefreshToken}).Token(); testkit.OAuthErrorCode(err) != "invalid_grant" {
 			t.Fatalf("rotated refresh token: %v", err)
 		}
 		if r := mustSend(t, s, http.MethodGet, "/api/users/current", next.AccessToken, ""); r.status != http.StatusOK {

@@ -453,10 +453,10 @@ func TestObservability(t *testing.T) {
 		if _, err := app.TokenSource(ctx, &oauth2.Token{RefreshToken: obo.RefreshToken}).Token(); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := app.TokenSource(ctx, &oauth2.Token{RefreshToken: obo.RefreshToken}).Token(); authErrorCode(err) != "invalid_grant" {
+		if _, err := app.TokenSource(ctx, &oauth2.Token{RefreshToken: obo.RefreshToken}).Token(); testkit.OAuthErrorCode(err) != "invalid_grant" {
 			t.Fatalf("reuse: %v", err)
 		}
-		if _, err := clientCredentials(gw, trackerID, "wrong-secret", oauth2.AuthStyleInHeader).Token(ctx); authErrorCode(err) != "invalid_client" {
+		if _, err := clientCredentials(gw, trackerID, "wrong-secret", oauth2.AuthStyleInHeader).Token(ctx); testkit.OAuthErrorCode(err) != "invalid_client" {
 			t.Fatalf("wrong secret: %v", err)
 		}
 		bob := newAuthHTTPBrowser(t, gw)

@@ -72,7 +72,7 @@ func TestRevocationThroughTheGateway(t *testing.T) {
 			t.Fatalf("removing the role: %d %s", r.status, r.body)
 		}
 		untilRefused(t, registration, tok.AccessToken, "the role was removed")
-		if _, err := staff.TokenSource(ctx, &oauth2.Token{RefreshToken: tok.RefreshToken}).Token(); authErrorCode(err) != "invalid_grant" {
+		if _, err := staff.TokenSource(ctx, &oauth2.Token{RefreshToken: tok.RefreshToken}).Token(); testkit.OAuthErrorCode(err) != "invalid_grant" {
 			t.Fatalf("the app's refresh after the role was removed: %v", err)
 		}
 	})

@@ -10,6 +10,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/eventreg/eventreg/e2e/stack"
+	"github.com/eventreg/eventreg/libs/testkit"
 )
 
 // TestPasswordChangeSignsTheUserOutEverywhere plays a compromised account
@@ -46,7 +47,7 @@ func TestPasswordChangeSignsTheUserOutEverywhere(t *testing.T) {
 	signedOut := func(t *testing.T, b *authHTTPBrowser, tok *oauth2.Token) {
 		t.Helper()
 		waitForStatus(t, s, "/api/users/current", tok.AccessToken, http.StatusUnauthorized, 20*time.Second)
-		if _, err := badge.TokenSource(ctx, &oauth2.Token{RefreshToken: tok.RefreshToken}).Token(); authErrorCode(err) != "invalid_grant" {
+		if _, err := badge.TokenSource(ctx, &oauth2.Token{RefreshToken: tok.RefreshToken}).Token(); testkit.OAuthErrorCode(err) != "invalid_grant" {
 			t.Fatalf("the app's refresh afterwards: %v, want invalid_grant", err)
 		}
 		if b.sessionCounts(authURL) {

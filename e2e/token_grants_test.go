@@ -28,7 +28,7 @@ func TestParallelRedemptionsThroughTheGateway(t *testing.T) {
 			t.Fatalf("%d succeeded: %v", ok, errs)
 		}
 		for _, err := range errs {
-			if authErrorCode(err) != "invalid_grant" {
+			if testkit.OAuthErrorCode(err) != "invalid_grant" {
 				t.Fatalf("loser: %v", err)
 			}
 		}
@@ -37,12 +37,12 @@ func TestParallelRedemptionsThroughTheGateway(t *testing.T) {
 	t.Run("parallel redemptions of one code through the gateway: exactly one succeeds", func(t *testing.T) {
 		verifier := oauth2.GenerateVerifier()
 		code := b.code(app.AuthCodeURL("c", oauth2.S256ChallengeOption(verifier)), authAlice, authAlicePass)
-		ok, errs := authParallel(16, func() error { _, err := app.Exchange(ctx, code, oauth2.VerifierOption(verifier)); return err })
+		ok, errs := testkit.CountAtOnce(16, func() error { _, err := app.Exchange(ctx, code, oauth2.VerifierOption(verifier)); return err })
 		exactlyOne(t, ok, errs)
 	})
 	t.Run("parallel refreshes of one token through the gateway: exactly one succeeds", func(t *testing.T) {
 		tok := b.token(app, authAlice, authAlicePass)
-		ok, errs := authParallel(16, func() error {
+		ok, errs := testkit.CountAtOnce(16, func() error {
 			_, err := app.TokenSource(ctx, &oauth2.Token{RefreshToken: tok.RefreshToken}).Token()
 			return err
 		})
@@ -65,7 +65,7 @@ func TestCreatedClientGetsTokensUntilItsSecretRotates(t *testing.T) {
 	// A running server caches client records for CLIENT_CACHE_TTL (5s).
 	err = testkit.Poll(context.Background(), 15*time.Second, func(ctx context.Context) error {
 		_, err := clientCredentials(s.GatewayURL, id, secret, oauth2.AuthStyleInHeader).Token(ctx)
-		if authErrorCode(err) != "invalid_client" {
+		if testkit.OAuthErrorCode(err) != "invalid_client" {
 			return fmt.Errorf("old secret: %v", err)
 		}
 		return nil

@@ -2,8 +2,6 @@ package e2e
 
 import (
 	"context"
-	"errors"
-	"sync"
 	"testing"
 
 	"golang.org/x/oauth2"
@@ -39,41 +37,4 @@ func authApp(gw, id, secret string, scopes ...string) *oauth2.Config {
 func userToken(t testing.TB, gw string, app *oauth2.Config, user, password string) *oauth2.Token {
 	t.Helper()
 	return newAuthHTTPBrowser(t, gw).token(app, user, password)
-}
-
-// authErrorCode is the OAuth error code of a token endpoint's refusal ("" for none).
-func authErrorCode(err error) string {
-	var re *oauth2.RetrieveError
-	if errors.As(err, &re) {
-		return re.ErrorCode
-	}
-	if err == nil {
-		return ""
-	}
-	return err.Error()
-}
-
-// authParallel runs fn n times at once and counts successes.
-func authParallel(n int, fn func() error) (ok int, errs []error) {
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	for i := 0; i < n; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			err := fn()
-			mu.Lock()
-			defer mu.Unlock()
-			if err == nil {
-				ok++
-			} else {
-				errs = append(errs, err)
-			}
-		}()
-	}
-	close(start)
-	wg.Wait()
-	return ok, errs
 }

@@ -26,7 +26,9 @@ require (
 
 require (
 	github.com/go-json-experiment/json v1.27.2 // indirect
+	github.com/golang-jwt/jwt/v5 v5.3.1 // indirect
 	github.com/kylelemons/godebug v1.1.0 // indirect
+	golang.org/x/oauth2 v0.37.0 // indirect
 )
 
 require (

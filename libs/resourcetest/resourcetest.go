@@ -250,15 +250,7 @@ func (e *Env) Send(t testing.TB, base, method, path, token string, body []byte, 
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp, b := testkit.Send(t, req)
 	return Response{Status: resp.StatusCode, Header: resp.Header, Body: b}
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/eventreg/eventreg/libs/apispec"
 	"github.com/eventreg/eventreg/libs/authapi"
+	"github.com/eventreg/eventreg/libs/testkit"
 )
 
 // Response is what a request to the public listener got.
@@ -73,15 +74,7 @@ func (s *Server) Do(t testing.TB, method, path, bearer string, body []byte, head
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp, b := testkit.Send(t, req)
 	specOnce.Do(func() { spec, specErr = apispec.NewValidator() })
 	if specErr != nil {
 		t.Fatal(specErr)

@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"errors"
 	"net/http"
 	"strings"
 	"sync"
@@ -9,6 +8,7 @@ import (
 
 	"golang.org/x/oauth2"
 
+	"github.com/eventreg/eventreg/libs/testkit"
 	"github.com/eventreg/eventreg/services/auth/internal/authtest"
 )
 
@@ -30,17 +30,6 @@ func mustExchange(t *testing.T, cfg *oauth2.Config, code, verifier string) *oaut
 		t.Fatal(err)
 	}
 	return tok
-}
-
-func retrieveCode(err error) string {
-	var re *oauth2.RetrieveError
-	if errors.As(err, &re) {
-		return re.ErrorCode
-	}
-	if err == nil {
-		return ""
-	}
-	return err.Error()
 }
 
 func TestAuthorizationCodeFlow(t *testing.T) {
@@ -95,11 +84,11 @@ func TestAuthorizationCodeFlow(t *testing.T) {
 		}
 		t.Run("presenting the rotated token is invalid_grant and revokes the family", func(t *testing.T) {
 			_, err := cfg.TokenSource(bg(), &oauth2.Token{RefreshToken: tok.RefreshToken}).Token()
-			if retrieveCode(err) != "invalid_grant" {
+			if testkit.OAuthErrorCode(err) != "invalid_grant" {
 				t.Fatalf("reuse: %v", err)
 			}
 			_, err = cfg.TokenSource(bg(), &oauth2.Token{RefreshToken: next.RefreshToken}).Token()
-			if retrieveCode(err) != "invalid_grant" {
+			if testkit.OAuthErrorCode(err) != "invalid_grant" {
 				t.Fatalf("the newest token of a revoked family still works: %v", err)
 			}
 		})
@@ -196,7 +185,7 @@ func TestConcurrentRedemptions(t *testing.T) {
 		code := authorize(t, s, b, cfg.AuthCodeURL("x", oauth2.S256ChallengeOption(verifier)), authtest.Alice)
 		var mu sync.Mutex
 		var won *oauth2.Token
-		results := parallel(16, func() error {
+		ok, errs := testkit.CountAtOnce(16, func() error {
 			tok, err := exchange(t, cfg, code, verifier)
 			if err == nil {
 				mu.Lock()
@@ -205,16 +194,16 @@ func TestConcurrentRedemptions(t *testing.T) {
 			}
 			return err
 		})
-		if results.ok != 1 {
-			t.Fatalf("%d redemptions succeeded: %v", results.ok, results.errs)
+		if ok != 1 {
+			t.Fatalf("%d redemptions succeeded: %v", ok, errs)
 		}
-		for _, err := range results.errs {
-			if retrieveCode(err) != "invalid_grant" {
+		for _, err := range errs {
+			if testkit.OAuthErrorCode(err) != "invalid_grant" {
 				t.Fatalf("loser got %v", err)
 			}
 		}
 		// The replays revoked what the winning redemption issued.
-		if _, err := cfg.TokenSource(bg(), &oauth2.Token{RefreshToken: won.RefreshToken}).Token(); retrieveCode(err) != "invalid_grant" {
+		if _, err := cfg.TokenSource(bg(), &oauth2.Token{RefreshToken: won.RefreshToken}).Token(); testkit.OAuthErrorCode(err) != "invalid_grant" {
 			t.Fatalf("the winner's refresh token survived the replays: %v", err)
 		}
 	})
@@ -222,47 +211,17 @@ func TestConcurrentRedemptions(t *testing.T) {
 	t.Run("parallel refreshes of one token: exactly one succeeds", func(t *testing.T) {
 		code := authorize(t, s, b, cfg.AuthCodeURL("y"), authtest.Alice)
 		tok := mustExchange(t, cfg, code, "")
-		results := parallel(16, func() error {
+		ok, errs := testkit.CountAtOnce(16, func() error {
 			_, err := cfg.TokenSource(bg(), &oauth2.Token{RefreshToken: tok.RefreshToken}).Token()
 			return err
 		})
-		if results.ok != 1 {
-			t.Fatalf("%d refreshes succeeded: %v", results.ok, results.errs)
+		if ok != 1 {
+			t.Fatalf("%d refreshes succeeded: %v", ok, errs)
 		}
-		for _, err := range results.errs {
-			if retrieveCode(err) != "invalid_grant" {
+		for _, err := range errs {
+			if testkit.OAuthErrorCode(err) != "invalid_grant" {
 				t.Fatalf("loser got %v", err)
 			}
 		}
 	})
-}
-
-type outcome struct {
-	ok   int
-	errs []error
-}
-
-func parallel(n int, fn func() error) outcome {
-	var mu sync.Mutex
-	var out outcome
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	for i := 0; i < n; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			err := fn()
-			mu.Lock()
-			defer mu.Unlock()
-			if err == nil {
-				out.ok++
-			} else {
-				out.errs = append(out.errs, err)
-			}
-		}()
-	}
-	close(start)
-	wg.Wait()
-	return out
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/go-jose/go-jose/v4"
 	"golang.org/x/oauth2"
 
+	"github.com/eventreg/eventreg/libs/testkit"
 	"github.com/eventreg/eventreg/services/auth/internal/authtest"
 )
 
@@ -204,7 +205,7 @@ func TestOIDCC_IDToken(t *testing.T) {
 		if _, err := exchange(t, wiki.cfg, code, verifier); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := exchange(t, wiki.cfg, code, verifier); retrieveCode(err) != "invalid_grant" {
+		if _, err := exchange(t, wiki.cfg, code, verifier); testkit.OAuthErrorCode(err) != "invalid_grant" {
 			t.Fatalf("second redemption: %v", err)
 		}
 	})

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/eventreg/eventreg/libs/fixture"
+	"github.com/eventreg/eventreg/libs/testkit"
 
 	"github.com/eventreg/eventreg/services/auth/internal/authtest"
 )
@@ -509,7 +510,7 @@ func TestAuthorizeLoopbackRedirectURIAnyPort(t *testing.T) {
 	t.Run("the code is bound to the port presented", func(t *testing.T) {
 		wrong := *cfg
 		wrong.RedirectURL = authtest.RedirectURI
-		if _, err := exchange(t, &wrong, code, ""); retrieveCode(err) != "invalid_grant" {
+		if _, err := exchange(t, &wrong, code, ""); testkit.OAuthErrorCode(err) != "invalid_grant" {
 			t.Fatalf("redeemed with the registered port: %v", err)
 		}
 		if _, err := exchange(t, cfg, code, ""); err != nil {

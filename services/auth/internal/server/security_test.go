@@ -372,7 +372,7 @@ func TestAuthorizedAppsRevocation(t *testing.T) {
 			t.Fatalf("%d", r.status)
 		}
 		for _, rt := range []string{tok.RefreshToken, tok2.RefreshToken} {
-			if _, err := cfg.TokenSource(bg(), &oauth2.Token{RefreshToken: rt}).Token(); retrieveCode(err) != "invalid_grant" {
+			if _, err := cfg.TokenSource(bg(), &oauth2.Token{RefreshToken: rt}).Token(); testkit.OAuthErrorCode(err) != "invalid_grant" {
 				t.Fatalf("refresh after revocation: %v", err)
 			}
 		}
@@ -403,10 +403,10 @@ func TestCodeRules(t *testing.T) {
 	t.Run("a replayed code is invalid_grant and revokes what the first redemption issued", func(t *testing.T) {
 		code := authorize(t, s, b, cfg.AuthCodeURL("s"), authtest.Alice)
 		tok := mustExchange(t, cfg, code, "")
-		if _, err := exchange(t, cfg, code, ""); retrieveCode(err) != "invalid_grant" {
+		if _, err := exchange(t, cfg, code, ""); testkit.OAuthErrorCode(err) != "invalid_grant" {
 			t.Fatalf("replay: %v", err)
 		}
-		if _, err := cfg.TokenSource(bg(), &oauth2.Token{RefreshToken: tok.RefreshToken}).Token(); retrieveCode(err) != "invalid_grant" {
+		if _, err := cfg.TokenSource(bg(), &oauth2.Token{RefreshToken: tok.RefreshToken}).Token(); testkit.OAuthErrorCode(err) != "invalid_grant" {
 			t.Fatalf("refresh token of the first redemption still works: %v", err)
 		}
 		if m := introspect(t, s, tok.AccessToken); m["active"] != false {
@@ -424,7 +424,7 @@ func TestCodeRules(t *testing.T) {
 		}); err != nil {
 			t.Fatal("code did not expire")
 		}
-		if _, err := exchange(t, cfg, code, ""); retrieveCode(err) != "invalid_grant" {
+		if _, err := exchange(t, cfg, code, ""); testkit.OAuthErrorCode(err) != "invalid_grant" {
 			t.Fatalf("%v", err)
 		}
 	})
@@ -432,18 +432,18 @@ func TestCodeRules(t *testing.T) {
 		verifier := oauth2.GenerateVerifier()
 		code := authorize(t, s, b, cfg.AuthCodeURL("s", oauth2.S256ChallengeOption(verifier)), authtest.Alice)
 		other := oboConfig(s, authtest.StaffID, authtest.StaffSecret)
-		if _, err := exchange(t, other, code, verifier); retrieveCode(err) != "invalid_grant" {
+		if _, err := exchange(t, other, code, verifier); testkit.OAuthErrorCode(err) != "invalid_grant" {
 			t.Fatalf("other client: %v", err)
 		}
 		wrongRedirect := *cfg
 		wrongRedirect.RedirectURL = "http://localhost:9999/staff/callback"
-		if _, err := exchange(t, &wrongRedirect, code, verifier); retrieveCode(err) != "invalid_grant" {
+		if _, err := exchange(t, &wrongRedirect, code, verifier); testkit.OAuthErrorCode(err) != "invalid_grant" {
 			t.Fatalf("other redirect: %v", err)
 		}
-		if _, err := exchange(t, cfg, code, oauth2.GenerateVerifier()); retrieveCode(err) != "invalid_grant" {
+		if _, err := exchange(t, cfg, code, oauth2.GenerateVerifier()); testkit.OAuthErrorCode(err) != "invalid_grant" {
 			t.Fatalf("wrong verifier: %v", err)
 		}
-		if _, err := exchange(t, cfg, code, ""); retrieveCode(err) != "invalid_grant" {
+		if _, err := exchange(t, cfg, code, ""); testkit.OAuthErrorCode(err) != "invalid_grant" {
 			t.Fatalf("missing verifier: %v", err)
 		}
 		if _, err := exchange(t, cfg, code, verifier); err != nil {
@@ -452,7 +452,7 @@ func TestCodeRules(t *testing.T) {
 	})
 	t.Run("a verifier for a code issued without PKCE is refused", func(t *testing.T) {
 		code := authorize(t, s, b, cfg.AuthCodeURL("s"), authtest.Alice)
-		if _, err := exchange(t, cfg, code, oauth2.GenerateVerifier()); retrieveCode(err) != "invalid_grant" {
+		if _, err := exchange(t, cfg, code, oauth2.GenerateVerifier()); testkit.OAuthErrorCode(err) != "invalid_grant" {
 			t.Fatalf("%v", err)
 		}
 	})
@@ -614,7 +614,7 @@ func TestRevocationAndIntrospection(t *testing.T) {
 		if st != 200 {
 			t.Fatalf("%d", st)
 		}
-		if _, err := cfg.TokenSource(bg(), &oauth2.Token{RefreshToken: tok2.RefreshToken}).Token(); retrieveCode(err) != "invalid_grant" {
+		if _, err := cfg.TokenSource(bg(), &oauth2.Token{RefreshToken: tok2.RefreshToken}).Token(); testkit.OAuthErrorCode(err) != "invalid_grant" {
 			t.Fatalf("%v", err)
 		}
 		_, _, body := post(t, s.URL+"/api/oauth/introspect", form, url.Values{"token": {tok2.AccessToken}}.Encode(), authtest.BadgeID, authtest.BadgeSecret)

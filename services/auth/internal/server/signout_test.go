@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/eventreg/eventreg/libs/authapi"
+	"github.com/eventreg/eventreg/libs/testkit"
 
 	"github.com/eventreg/eventreg/services/auth/internal/authtest"
 )
@@ -90,7 +91,7 @@ func TestSignOutEverywhere(t *testing.T) {
 		if !feedHas(t, s, "sid", claimsOf(t, tok.AccessToken)["sid"].(string)) {
 			t.Fatal("the access token's sid is not on the revocation feed")
 		}
-		if _, err := exchange(t, staff, pending, ""); retrieveCode(err) != "invalid_grant" {
+		if _, err := exchange(t, staff, pending, ""); testkit.OAuthErrorCode(err) != "invalid_grant" {
 			t.Fatalf("the code issued before: %v", err)
 		}
 	})
@@ -135,7 +136,7 @@ func TestCodesIssuedBeforeARevocationAreRefused(t *testing.T) {
 		if r := b.postForm(s.URL+"/oauth/apps/revoke", url.Values{"csrf_token": {field(t, csrfRe, p.body)}, "client_id": {authtest.BadgeID}}); r.status != http.StatusSeeOther {
 			t.Fatalf("revoke: %d", r.status)
 		}
-		if _, err := exchange(t, badge, code, ""); retrieveCode(err) != "invalid_grant" {
+		if _, err := exchange(t, badge, code, ""); testkit.OAuthErrorCode(err) != "invalid_grant" {
 			t.Fatalf("the code issued before revoke access: %v", err)
 		}
 	})
@@ -148,7 +149,7 @@ func TestCodesIssuedBeforeARevocationAreRefused(t *testing.T) {
 			t.Fatalf("permissions-changed: %d", resp.StatusCode)
 		}
 		resp.Body.Close()
-		if _, err := exchange(t, staff, code, ""); retrieveCode(err) != "invalid_grant" {
+		if _, err := exchange(t, staff, code, ""); testkit.OAuthErrorCode(err) != "invalid_grant" {
 			t.Fatalf("the code issued before the role removal: %v", err)
 		}
 	})

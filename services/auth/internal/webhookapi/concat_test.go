@@ -2,13 +2,7 @@ package webhookapi_test
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/json"
-	"errors"
-	"fmt"
 	"net/http"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -17,51 +11,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/eventreg/eventreg/libs/authapi"
+	"github.com/eventreg/eventreg/libs/testkit"
 
 	"github.com/eventreg/eventreg/services/auth/internal/authtest"
 )
-
-// verifyAsConCatDocs checks a delivery as the real API's documentation tells
-// a receiver to, in its order: aud (the webhook's URL), exp, iss, sub
-// ("webhook"), then the signature with the PEM key of GET /api/webhooks/key,
-// then int (base64 of the SHA-256 of the data as sent). golang-jwt reads the
-// PEM.
-func verifyAsConCatDocs(raw string, body, pemKey []byte, url, issuer string) error {
-	var claims jwt.MapClaims
-	if _, _, err := jwt.NewParser().ParseUnverified(raw, &claims); err != nil {
-		return fmt.Errorf("not a JWT: %w", err)
-	}
-	if aud, err := claims.GetAudience(); err != nil || !slices.Contains(aud, url) {
-		return fmt.Errorf("aud %v is not the webhook's URL", aud)
-	}
-	if exp, err := claims.GetExpirationTime(); err != nil || exp == nil || !exp.After(time.Now()) {
-		return errors.New("expired")
-	}
-	if iss, _ := claims.GetIssuer(); iss != issuer {
-		return fmt.Errorf("iss %q", iss)
-	}
-	if sub, _ := claims.GetSubject(); sub != "webhook" {
-		return fmt.Errorf("sub %q", sub)
-	}
-	key, err := jwt.ParseECPublicKeyFromPEM(pemKey)
-	if err != nil {
-		return fmt.Errorf("the key is not a PEM public key: %w", err)
-	}
-	if _, err := jwt.Parse(raw, func(*jwt.Token) (any, error) { return key, nil }, jwt.WithValidMethods([]string{"ES256"})); err != nil {
-		return fmt.Errorf("signature: %w", err)
-	}
-	var b struct {
-		Data json.RawMessage `json:"data"`
-	}
-	if err := json.Unmarshal(body, &b); err != nil {
-		return err
-	}
-	sum := sha256.Sum256(b.Data)
-	if claims["int"] != base64.StdEncoding.EncodeToString(sum[:]) {
-		return errors.New("int does not match the data")
-	}
-	return nil
-}
 
 func TestConCatFormat(t *testing.T) {
 	s := start(t)
@@ -91,7 +44,7 @@ func TestConCatFormat(t *testing.T) {
 	raw := strings.TrimPrefix(req.Header.Get("Authorization"), "Bearer ")
 
 	t.Run("the delivery verifies as the real API's documentation says", func(t *testing.T) {
-		if err := verifyAsConCatDocs(raw, body, key.Body, url, s.URL); err != nil {
+		if err := testkit.VerifyConCatDelivery(raw, body, key.Body, url, s.URL); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -104,12 +57,12 @@ func TestConCatFormat(t *testing.T) {
 	})
 	t.Run("a changed body fails the int check", func(t *testing.T) {
 		tampered := bytes.Replace(body, []byte("1001"), []byte("1002"), 1)
-		if err := verifyAsConCatDocs(raw, tampered, key.Body, url, s.URL); err == nil || !strings.Contains(err.Error(), "int") {
+		if err := testkit.VerifyConCatDelivery(raw, tampered, key.Body, url, s.URL); err == nil || !strings.Contains(err.Error(), "int") {
 			t.Fatalf("a tampered body: %v", err)
 		}
 	})
 	t.Run("another URL's receiver refuses it (aud)", func(t *testing.T) {
-		if err := verifyAsConCatDocs(raw, body, key.Body, rc.URL+"/other", s.URL); err == nil {
+		if err := testkit.VerifyConCatDelivery(raw, body, key.Body, rc.URL+"/other", s.URL); err == nil {
 			t.Fatal("verified for another URL")
 		}
 	})
@@ -129,7 +82,7 @@ func TestConCatFormat(t *testing.T) {
 			req.Header.Get("User-Agent") != "eventreg-webhooks" {
 			t.Fatalf("claims %v, User-Agent %q", c, req.Header.Get("User-Agent"))
 		}
-		if err := verifyAsConCatDocs(raw, body, key.Body, "501", s.URL); err != nil {
+		if err := testkit.VerifyConCatDelivery(raw, body, key.Body, "501", s.URL); err != nil {
 			t.Fatalf("the PEM key verifies eventreg-format tokens too: %v", err)
 		}
 	})

@@ -105,11 +105,7 @@ func TestSearchDealers(t *testing.T) {
 		Applications: []fixture.DealerApplication{{ID: 90, Status: "cancelled", TableType: fullTable(), DealerArea: den}}})
 	token := e.Tokens.Service(t, "vendor:read")
 	ids := func(p pageBody) string {
-		var s []string
-		for _, d := range p.Data {
-			s = append(s, d.ID)
-		}
-		return strings.Join(s, ",")
+		return resourcetest.JoinIDs(p.Data, func(d dealerBody) string { return d.ID })
 	}
 
 	t.Run("the literal body {} is a first page of every dealer with every field", func(t *testing.T) {
@@ -119,9 +115,7 @@ func TestSearchDealers(t *testing.T) {
 		if r.Status != 200 || ids(p) != "11,12,15" || p.HasMore || p.NextPage != nil {
 			t.Fatalf("%d %s", r.Status, r.Body)
 		}
-		if !strings.Contains(string(r.Body), `"nextPage":null`) || !strings.Contains(string(r.Body), `"hasMore":false`) {
-			t.Fatalf("nextPage/hasMore not explicit: %s", r.Body)
-		}
+		resourcetest.ExplicitLastPage(t, r)
 		d := p.Data[0]
 		if d.Name != "Inkwell Prints" || d.Email == nil || *d.Email != "shop@inkwell.example" || d.AddressLine2 == nil ||
 			*d.AddressLine2 != "Suite 4" || d.AddressCity != "Springfield" || d.AddressZipcode != "62701" ||
@@ -253,24 +247,10 @@ func TestPaginationWalkSeesEachDealerOnce(t *testing.T) {
 	// walk is the ids of the dealers a walk with pages of limit sees.
 	walk := func(t *testing.T, limit int, filter string) []string {
 		t.Helper()
-		var seen []string
-		for _, page := range resourcetest.WalkSearch[dealerBody](t, e.Env, "/api/v0/dealers/search", token, limit, filter) {
-			for _, d := range page {
-				seen = append(seen, d.ID)
-			}
-		}
-		return seen
+		return resourcetest.WalkIDs(t, e.Env, "/api/v0/dealers/search", token, limit, filter, func(d dealerBody) string { return d.ID })
 	}
 	t.Run("limit 7 sees every dealer exactly once, in id order", func(t *testing.T) {
-		seen := walk(t, 7, "")
-		if len(seen) != len(recs) {
-			t.Fatalf("saw %d dealers, want %d", len(seen), len(recs))
-		}
-		for i, id := range seen {
-			if id != fmt.Sprint(recs[i].ID) {
-				t.Fatalf("item %d is dealer %s, want %d", i, id, recs[i].ID)
-			}
-		}
+		resourcetest.SameIDs(t, walk(t, 7, ""), recs, func(d fixture.Dealer) int64 { return d.ID })
 	})
 	t.Run("a filtered walk sees exactly the filtered users' dealers once", func(t *testing.T) {
 		seen := walk(t, 1, `{"userIds": ["8999", 8995, "8990", 1]}`)

@@ -1,7 +1,6 @@
 package dealerapi_test
 
 import (
-	"context"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -19,7 +18,6 @@ import (
 
 func TestEvents(t *testing.T) {
 	e := newEnv(t, envOptions{})
-	ctx := context.Background()
 	token := e.Tokens.Service(t, "vendor:read")
 	render := dealerapi.RenderEvents(usersclient.NewClient(e.Users.URL, 2*time.Second, nil))
 
@@ -42,16 +40,9 @@ func TestEvents(t *testing.T) {
 	// against the search's; then it clears the outbox.
 	expect := func(t *testing.T, want ...string) {
 		t.Helper()
-		outboxtest.Expect(t, e.Pool, render, func(r outbox.Row, data json.RawMessage) {
-			parts := strings.Split(r.Resource, ":")
-			id, _ := strconv.ParseInt(parts[2], 10, 64)
-			stored, err := e.Store.Get(ctx, parts[1], id)
-			if err != nil {
-				t.Fatal(err)
-			}
-			outboxtest.SamePayload(t, r, stored)
-			if parts[1] == convention {
-				if got := searchOne(t, parts[2]); string(data) != got {
+		resourcetest.ExpectEvents(t, e.Pool, render, "dealer", e.Store.Get, func(r outbox.Row, conv string, id int64, data json.RawMessage) {
+			if conv == convention {
+				if got := searchOne(t, strconv.FormatInt(id, 10)); string(data) != got {
 					t.Fatalf("rendered %s:\n%s\nthe search:\n%s", r.Resource, data, got)
 				}
 			}

@@ -32,25 +32,21 @@ type envOptions = resourcetest.Options
 
 func newEnv(t testing.TB, o envOptions) *env {
 	t.Helper()
-	o.Service, o.Convention = "dealers", convention
 	e := &env{}
-	e.Env = resourcetest.Start(t, migrations.Set(), o, func(ctx context.Context, c resourcetest.Config, rt *service.Runtime) error {
-		// The production wiring: serve runs the same Mount.
-		return server.Mount(ctx, config.Serve{Base: c.Base, Resource: c.Resource, UsersClient: c.Users}, rt)
-	})
-	e.Store = dealerdb.New(e.Pool)
+	e.Env, e.Store = resourcetest.StartStore(t, "dealers", convention, migrations.Set(), o, mount, dealerdb.New)
 	return e
+}
+
+// mount is the production wiring: serve runs the same server.Mount.
+func mount(ctx context.Context, c resourcetest.Config, rt *service.Runtime) error {
+	return server.Mount(ctx, config.Serve{Base: c.Base, Resource: c.Resource, UsersClient: c.Users}, rt)
 }
 
 // importDealers loads fixture dealers (applications for conv) through the
 // import `dealers import` runs (dealer.Import), and makes their users known.
 func (e *env) importDealers(t testing.TB, conv string, recs ...fixture.Dealer) dealer.ImportResult {
 	t.Helper()
-	doc := &fixture.Document{ConventionID: conv, Dealers: recs}
-	_, res, err := dealer.Import(context.Background(), e.Store, doc, conv)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := resourcetest.Import[dealer.ImportStore](t, dealer.Import, e.Store, &fixture.Document{ConventionID: conv, Dealers: recs}, conv)
 	for _, r := range recs {
 		e.Users.Add(usersclienttest.User(r.UserID))
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -30,16 +29,9 @@ func TestEvents(t *testing.T) {
 	// rendering against the read API's body; then it clears the outbox.
 	expect := func(t *testing.T, want ...string) {
 		t.Helper()
-		outboxtest.Expect(t, e.Pool, render, func(r outbox.Row, data json.RawMessage) {
-			parts := strings.Split(r.Resource, ":")
-			uid, _ := strconv.ParseInt(parts[2], 10, 64)
-			stored, err := e.Store.Get(ctx, parts[1], uid)
-			if err != nil {
-				t.Fatal(err)
-			}
-			outboxtest.SamePayload(t, r, stored)
-			if parts[1] == convention {
-				body := e.Get(t, "/api/v0/users/"+parts[2]+"/registration", token)
+		resourcetest.ExpectEvents(t, e.Pool, render, "registration", e.Store.Get, func(r outbox.Row, conv string, uid int64, data json.RawMessage) {
+			if conv == convention {
+				body := e.Get(t, "/api/v0/users/"+strconv.FormatInt(uid, 10)+"/registration", token)
 				outboxtest.SameAsRead(t, r.Resource, data, body.Body)
 			}
 		}, want...)

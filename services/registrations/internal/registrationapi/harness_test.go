@@ -32,25 +32,21 @@ type envOptions = resourcetest.Options
 
 func newEnv(t testing.TB, o envOptions) *env {
 	t.Helper()
-	o.Service, o.Convention = "registrations", convention
 	e := &env{}
-	e.Env = resourcetest.Start(t, migrations.Set(), o, func(ctx context.Context, c resourcetest.Config, rt *service.Runtime) error {
-		// The production wiring: serve runs the same Mount.
-		return server.Mount(ctx, config.Serve{Base: c.Base, Resource: c.Resource, UsersClient: c.Users}, rt)
-	})
-	e.Store = registrationdb.New(e.Pool)
+	e.Env, e.Store = resourcetest.StartStore(t, "registrations", convention, migrations.Set(), o, mount, registrationdb.New)
 	return e
+}
+
+// mount is the production wiring: serve runs the same server.Mount.
+func mount(ctx context.Context, c resourcetest.Config, rt *service.Runtime) error {
+	return server.Mount(ctx, config.Serve{Base: c.Base, Resource: c.Resource, UsersClient: c.Users}, rt)
 }
 
 // importRegs loads fixture registrations for conv through the import
 // `registrations import` runs (registration.Import).
 func (e *env) importRegs(t testing.TB, conv string, recs ...fixture.Registration) registration.ImportResult {
 	t.Helper()
-	doc := &fixture.Document{ConventionID: conv, Registrations: recs}
-	_, res, err := registration.Import(context.Background(), e.Store, doc, conv)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := resourcetest.Import[registration.ImportStore](t, registration.Import, e.Store, &fixture.Document{ConventionID: conv, Registrations: recs}, conv)
 	for _, r := range recs {
 		e.Users.Add(usersclienttest.User(r.UserID))
 	}

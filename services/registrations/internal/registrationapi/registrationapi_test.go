@@ -185,11 +185,7 @@ func TestSearchRegistrations(t *testing.T) {
 	e.importRegs(t, "2025", fixture.Registration{UserID: 1003, BadgeName: "Old", Status: "paid", ProductID: "1", ProductName: "Old"})
 	token := e.Tokens.Service(t, "registration:read")
 	ids := func(p pageBody) string {
-		var s []string
-		for _, r := range p.Data {
-			s = append(s, r.User.ID)
-		}
-		return strings.Join(s, ",")
+		return resourcetest.JoinIDs(p.Data, func(r registrationBody) string { return r.User.ID })
 	}
 
 	t.Run("the literal body {} is a first page of everything in the convention", func(t *testing.T) {
@@ -199,9 +195,7 @@ func TestSearchRegistrations(t *testing.T) {
 		if r.Status != 200 || ids(p) != "1001,1002,1005" || p.HasMore || p.NextPage != nil {
 			t.Fatalf("%d %s", r.Status, r.Body)
 		}
-		if !strings.Contains(string(r.Body), `"nextPage":null`) || !strings.Contains(string(r.Body), `"hasMore":false`) {
-			t.Fatalf("nextPage/hasMore not explicit: %s", r.Body)
-		}
+		resourcetest.ExplicitLastPage(t, r)
 	})
 	t.Run("an empty body is a first page", func(t *testing.T) {
 		r := e.Do(t, http.MethodPost, "/api/v0/registration/search", token, "", nil)
@@ -288,24 +282,10 @@ func TestPaginationWalkSeesEachRegistrationOnce(t *testing.T) {
 	// walk is the user ids of the registrations a walk with pages of limit sees.
 	walk := func(t *testing.T, limit int, filter string) []string {
 		t.Helper()
-		var seen []string
-		for _, page := range resourcetest.WalkSearch[registrationBody](t, e.Env, "/api/v0/registration/search", token, limit, filter) {
-			for _, reg := range page {
-				seen = append(seen, reg.User.ID)
-			}
-		}
-		return seen
+		return resourcetest.WalkIDs(t, e.Env, "/api/v0/registration/search", token, limit, filter, func(r registrationBody) string { return r.User.ID })
 	}
 	t.Run("limit 7 sees every registration of the convention exactly once, in order", func(t *testing.T) {
-		seen := walk(t, 7, "")
-		if len(seen) != len(recs) {
-			t.Fatalf("saw %d registrations, want %d", len(seen), len(recs))
-		}
-		for i, id := range seen {
-			if id != fmt.Sprint(recs[i].UserID) {
-				t.Fatalf("item %d is user %s, want %d", i, id, recs[i].UserID)
-			}
-		}
+		resourcetest.SameIDs(t, walk(t, 7, ""), recs, func(r fixture.Registration) int64 { return r.UserID })
 	})
 	t.Run("a filtered walk sees exactly the filtered users once", func(t *testing.T) {
 		seen := walk(t, 2, `{"userIds": ["5003", 5006, "5009", 5012, "5015", 5001]}`)

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -102,34 +103,19 @@ func setPasswordCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "set-password USER_ID",
 		Short: "Set a user's password, read from stdin; the user is signed out everywhere",
-		Args:  cobra.ExactArgs(1),
 	}
-	out := service.AddOutputFlag(cmd)
-	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		id, err := service.ParseID("USER_ID", args[0])
-		if err != nil {
-			return err
-		}
+	return idsCommand(cmd, []string{"USER_ID"}, func(cmd *cobra.Command, ids []int64, out *service.Output) error {
+		id := ids[0]
 		pw, err := readSecret(cmd.InOrStdin())
 		if err != nil {
 			return err
 		}
-		return withAdmin(cmd, func(a *admin) error {
-			users, err := a.users()
-			if err != nil {
-				return err
-			}
-			if err := users.SetPassword(cmd.Context(), id, pw); err != nil {
-				if errors.Is(err, user.ErrNotFound) {
-					return fmt.Errorf("no user %d", id)
-				}
-				return err
-			}
-			return out.Print(cmd.OutOrStdout(), map[string]any{"userId": id, "passwordSet": true, "signOutQueued": true},
-				fmt.Sprintf("password of user %d set; the user will be signed out everywhere", id))
-		})
-	}
-	return cmd
+		if err := changeUser(cmd, id, func(ctx context.Context, users *user.Service) error { return users.SetPassword(ctx, id, pw) }); err != nil {
+			return err
+		}
+		return out.Print(cmd.OutOrStdout(), map[string]any{"userId": id, "passwordSet": true, "signOutQueued": true},
+			fmt.Sprintf("password of user %d set; the user will be signed out everywhere", id))
+	})
 }
 
 func signOutCommand() *cobra.Command {
@@ -142,30 +128,15 @@ auth then ends every browser session of the user, every authorization of every
 app (refresh tokens), and the access tokens issued with them stop at the
 resource services with the next poll of the revocation feed. The user's
 password is unchanged: use set-password when it may be known to someone else.`,
-		Args: cobra.ExactArgs(1),
 	}
-	out := service.AddOutputFlag(cmd)
-	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		id, err := service.ParseID("USER_ID", args[0])
-		if err != nil {
+	return idsCommand(cmd, []string{"USER_ID"}, func(cmd *cobra.Command, ids []int64, out *service.Output) error {
+		id := ids[0]
+		if err := changeUser(cmd, id, func(ctx context.Context, users *user.Service) error { return users.SignOut(ctx, id) }); err != nil {
 			return err
 		}
-		return withAdmin(cmd, func(a *admin) error {
-			users, err := a.users()
-			if err != nil {
-				return err
-			}
-			if err := users.SignOut(cmd.Context(), id); err != nil {
-				if errors.Is(err, user.ErrNotFound) {
-					return fmt.Errorf("no user %d", id)
-				}
-				return err
-			}
-			return out.Print(cmd.OutOrStdout(), map[string]any{"userId": id, "signOutQueued": true},
-				fmt.Sprintf("user %d will be signed out everywhere as soon as auth hears of it (seconds, while users serve runs)", id))
-		})
-	}
-	return cmd
+		return out.Print(cmd.OutOrStdout(), map[string]any{"userId": id, "signOutQueued": true},
+			fmt.Sprintf("user %d will be signed out everywhere as soon as auth hears of it (seconds, while users serve runs)", id))
+	})
 }
 
 // parseArgIDs parses args[i] as the id names[i] for each name.
@@ -243,18 +214,13 @@ func roleGrantableCommand(mark bool) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "mark-grantable ROLE_ID",
 		Short: "Let apps with user:roles:update grant and remove a role that carries sensitive permissions",
-		Args:  cobra.ExactArgs(1),
 	}
 	if !mark {
 		cmd.Use = "unmark-grantable ROLE_ID"
 		cmd.Short = "Keep apps from granting or removing a role that carries sensitive permissions (the default)"
 	}
-	out := service.AddOutputFlag(cmd)
-	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		id, err := service.ParseID("ROLE_ID", args[0])
-		if err != nil {
-			return err
-		}
+	return idsCommand(cmd, []string{"ROLE_ID"}, func(cmd *cobra.Command, ids []int64, out *service.Output) error {
+		id := ids[0]
 		return withAdmin(cmd, func(a *admin) error {
 			if err := a.roles().SetGrantable(cmd.Context(), id, mark); err != nil {
 				if errors.Is(err, role.ErrRoleNotFound) {
@@ -268,8 +234,7 @@ func roleGrantableCommand(mark bool) *cobra.Command {
 			}
 			return out.Print(cmd.OutOrStdout(), map[string]any{"roleId": id, "grantable": mark}, msg)
 		})
-	}
-	return cmd
+	})
 }
 
 func roleCreateCommand() *cobra.Command {
@@ -330,16 +295,10 @@ func roleGrantCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "grant USER_ID ROLE_ID --scope global|convention",
 		Short: "Give a user a role, across the organization or for the current convention (CONVENTION_ID)",
-		Args:  cobra.ExactArgs(2),
 	}
 	var scope string
 	cmd.Flags().StringVar(&scope, "scope", "global", "global or convention")
-	out := service.AddOutputFlag(cmd)
-	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		ids, err := parseArgIDs(args, "USER_ID", "ROLE_ID")
-		if err != nil {
-			return err
-		}
+	return idsCommand(cmd, []string{"USER_ID", "ROLE_ID"}, func(cmd *cobra.Command, ids []int64, out *service.Output) error {
 		userID, roleID := ids[0], ids[1]
 		sc, ok := role.ParseScope(scope)
 		if !ok {
@@ -352,22 +311,15 @@ func roleGrantCommand() *cobra.Command {
 			return out.Print(cmd.OutOrStdout(), map[string]any{"userId": userID, "roleId": roleID, "scope": sc},
 				fmt.Sprintf("user %d now has role %d (%s)", userID, roleID, sc))
 		})
-	}
-	return cmd
+	})
 }
 
 func roleRevokeCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "revoke USER_ID ROLE_ID",
 		Short: "Take a role from a user (global and current-convention memberships)",
-		Args:  cobra.ExactArgs(2),
 	}
-	out := service.AddOutputFlag(cmd)
-	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		ids, err := parseArgIDs(args, "USER_ID", "ROLE_ID")
-		if err != nil {
-			return err
-		}
+	return idsCommand(cmd, []string{"USER_ID", "ROLE_ID"}, func(cmd *cobra.Command, ids []int64, out *service.Output) error {
 		userID, roleID := ids[0], ids[1]
 		return withAdmin(cmd, func(a *admin) error {
 			roles := a.roles()
@@ -382,6 +334,5 @@ func roleRevokeCommand() *cobra.Command {
 			return out.Print(cmd.OutOrStdout(), map[string]any{"userId": userID, "roleId": roleID, "revoked": true},
 				fmt.Sprintf("user %d no longer has role %d", userID, roleID))
 		})
-	}
-	return cmd
+	})
 }

@@ -251,19 +251,10 @@ func TestConcurrentRoleChanges(t *testing.T) {
 	t.Run("concurrent identical PUTs: exactly one 204, the rest 409", func(t *testing.T) {
 		const n = 12
 		statuses := make(chan int, n)
-		var wg sync.WaitGroup
-		start := make(chan struct{})
-		for i := range n {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				<-start
-				scope := []string{"global", "convention"}[i%2]
-				statuses <- e.Call(t, "PUT", "/api/v0/users/1005/roles/2", up, `{"scope": "`+scope+`"}`).Status
-			}()
-		}
-		close(start)
-		wg.Wait()
+		testkit.AtOnce(n, func(i int) {
+			scope := []string{"global", "convention"}[i%2]
+			statuses <- e.Call(t, "PUT", "/api/v0/users/1005/roles/2", up, `{"scope": "`+scope+`"}`).Status
+		})
 		close(statuses)
 		count := map[int]int{}
 		for s := range statuses {
@@ -282,33 +273,24 @@ func TestConcurrentRoleChanges(t *testing.T) {
 		const n = 20
 		var mu sync.Mutex
 		granted, revoked := 0, 0
-		var wg sync.WaitGroup
-		start := make(chan struct{})
-		for i := range n {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				<-start
-				var r response
-				if i%2 == 0 {
-					r = e.Call(t, "PUT", "/api/v0/users/1004/roles/3", up, `{"scope": "global"}`)
-				} else {
-					r = e.Call(t, "DELETE", "/api/v0/users/1004/roles/3", up, "")
-				}
-				mu.Lock()
-				defer mu.Unlock()
-				switch {
-				case r.Status == 204 && i%2 == 0:
-					granted++
-				case r.Status == 204:
-					revoked++
-				case r.Status != 409 && r.Status != 404:
-					t.Errorf("status %d: %s", r.Status, r.Body)
-				}
-			}()
-		}
-		close(start)
-		wg.Wait()
+		testkit.AtOnce(n, func(i int) {
+			var r response
+			if i%2 == 0 {
+				r = e.Call(t, "PUT", "/api/v0/users/1004/roles/3", up, `{"scope": "global"}`)
+			} else {
+				r = e.Call(t, "DELETE", "/api/v0/users/1004/roles/3", up, "")
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case r.Status == 204 && i%2 == 0:
+				granted++
+			case r.Status == 204:
+				revoked++
+			case r.Status != 409 && r.Status != 404:
+				t.Errorf("status %d: %s", r.Status, r.Body)
+			}
+		})
 		var rows int
 		_ = e.Pool.QueryRow(context.Background(), `SELECT count(*) FROM role_members WHERE user_id = 1004 AND role_id = 3`).Scan(&rows)
 		// Successes alternate grant, revoke, grant...: the final state is their difference.

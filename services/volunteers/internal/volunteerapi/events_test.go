@@ -12,23 +12,13 @@ import (
 	"github.com/eventreg/eventreg/libs/fixture"
 	"github.com/eventreg/eventreg/libs/outbox"
 	"github.com/eventreg/eventreg/libs/outbox/outboxtest"
+	"github.com/eventreg/eventreg/libs/resourcetest"
 	"github.com/eventreg/eventreg/libs/usersclient"
 	"github.com/eventreg/eventreg/libs/usersclienttest"
 	"github.com/eventreg/eventreg/services/volunteers/internal/cli"
 	"github.com/eventreg/eventreg/services/volunteers/internal/volunteer"
 	"github.com/eventreg/eventreg/services/volunteers/internal/volunteerapi"
 )
-
-// userOf reads the user id out of a resource "volunteer:<convention>:<user>".
-func userOf(t *testing.T, resource string) int64 {
-	t.Helper()
-	parts := strings.Split(resource, ":")
-	id, err := strconv.ParseInt(parts[len(parts)-1], 10, 64)
-	if len(parts) != 3 || parts[0] != "volunteer" || err != nil {
-		t.Fatalf("resource %q", resource)
-	}
-	return id
-}
 
 func TestEvents(t *testing.T) {
 	e := newEnv(t, envOptions{})
@@ -41,13 +31,7 @@ func TestEvents(t *testing.T) {
 	// against the read API's body; then it clears the outbox.
 	expect := func(t *testing.T, want ...string) {
 		t.Helper()
-		outboxtest.Expect(t, e.Pool, render, func(r outbox.Row, data json.RawMessage) {
-			uid := userOf(t, r.Resource)
-			stored, err := e.Store.Get(ctx, convention, uid)
-			if err != nil {
-				t.Fatal(err)
-			}
-			outboxtest.SamePayload(t, r, stored)
+		resourcetest.ExpectEvents(t, e.Pool, render, "volunteer", e.Store.Get, func(r outbox.Row, _ string, uid int64, data json.RawMessage) {
 			body := e.Get(t, "/api/v0/users/"+strconv.FormatInt(uid, 10)+"/volunteer", token)
 			outboxtest.SameAsRead(t, r.Resource, data, body.Body)
 			if r.EventID == "" || r.CreatedAt.IsZero() {

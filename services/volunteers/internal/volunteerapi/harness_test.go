@@ -32,25 +32,21 @@ type envOptions = resourcetest.Options
 
 func newEnv(t testing.TB, o envOptions) *env {
 	t.Helper()
-	o.Service, o.Convention = "volunteers", convention
 	e := &env{}
-	e.Env = resourcetest.Start(t, migrations.Set(), o, func(ctx context.Context, c resourcetest.Config, rt *service.Runtime) error {
-		// The production wiring: serve runs the same Mount.
-		return server.Mount(ctx, config.Serve{Base: c.Base, Resource: c.Resource, UsersClient: c.Users}, rt)
-	})
-	e.Store = volunteerdb.New(e.Pool)
+	e.Env, e.Store = resourcetest.StartStore(t, "volunteers", convention, migrations.Set(), o, mount, volunteerdb.New)
 	return e
+}
+
+// mount is the production wiring: serve runs the same server.Mount.
+func mount(ctx context.Context, c resourcetest.Config, rt *service.Runtime) error {
+	return server.Mount(ctx, config.Serve{Base: c.Base, Resource: c.Resource, UsersClient: c.Users}, rt)
 }
 
 // load stores departments and volunteers for conv through the import
 // `volunteers import` runs (volunteer.Import).
 func (e *env) load(t testing.TB, conv string, deps []fixture.Department, vols ...fixture.Volunteer) volunteer.ImportResult {
 	t.Helper()
-	doc := &fixture.Document{ConventionID: conv, Departments: deps, Volunteers: vols}
-	_, res, err := volunteer.Import(context.Background(), e.Store, doc, conv)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := resourcetest.Import[volunteer.ImportStore](t, volunteer.Import, e.Store, &fixture.Document{ConventionID: conv, Departments: deps, Volunteers: vols}, conv)
 	for _, x := range vols {
 		e.Users.Add(usersclienttest.User(x.UserID))
 	}
