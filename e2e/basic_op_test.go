@@ -189,6 +189,22 @@ func TestBasicOPThroughTheGateway(t *testing.T) {
 			t.Fatalf("auth_time %v, the first sign-in %v", at, before)
 		}
 	})
+	t.Run("oidcc-prompt-login: the login page though signed in; then a new session", func(t *testing.T) {
+		run(t, ctx, chromedp.Navigate(rp.authURL("before-login", oauth2.SetAuthURLParam("prompt", "none"))), backInTheApp())
+		before := rp.exchange(t, rp.code(t, "before-login"))
+		run(t, ctx, chromedp.Navigate(rp.authURL("login", oauth2.SetAuthURLParam("prompt", "login"))), signIn(authAlice, authAlicePass), backInTheApp())
+		if got := rp.exchange(t, rp.code(t, "login")); got.idt.Subject != "1001" || got.claims["sid"] == before.claims["sid"] {
+			t.Fatalf("sid %v, the session before %v", got.claims["sid"], before.claims["sid"])
+		}
+	})
+	t.Run("oidcc-unsupported-request-object: request and request_uri are request_not_supported at the redirect URI", func(t *testing.T) {
+		for _, p := range []string{"request", "request_uri"} {
+			run(t, ctx, chromedp.Navigate(rp.authURL("object", oauth2.SetAuthURLParam(p, "eyJhbGciOiJub25lIn0.e30."))), backInTheApp())
+			if q := cb.wait(t); q.Get("error") != "request_not_supported" || q.Get("code") != "" || q.Get("state") != "object" {
+				t.Errorf("%s: %v", p, q)
+			}
+		}
+	})
 	t.Run("oidcc-id-token-hint: the signed-in user's ID token with prompt=none gives a code; another user's is login_required", func(t *testing.T) {
 		run(t, ctx, chromedp.Navigate(rp.authURL("hint", oauth2.SetAuthURLParam("prompt", "none"), oauth2.SetAuthURLParam("id_token_hint", first.raw))), backInTheApp())
 		if got := rp.exchange(t, rp.code(t, "hint")); got.idt.Subject != "1001" {
