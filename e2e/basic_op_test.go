@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"github.com/eventreg/eventreg/libs/testkit"
 	"net/http"
 	"net/url"
 	"slices"
@@ -145,18 +146,21 @@ func TestBasicOPThroughTheGateway(t *testing.T) {
 			t.Fatalf("refreshed %v, first %v", got.claims, first.claims)
 		}
 	})
-	t.Run("oidcc-codereuse: a second exchange of the code is invalid_grant and revokes the refresh token the code gave", func(t *testing.T) {
+	t.Run("oidcc-codereuse: a second exchange of the code is invalid_grant and revokes the tokens the code gave", func(t *testing.T) {
 		_, err := wiki.Exchange(bg, firstCode, oauth2.VerifierOption(rp.pkce))
-		if code := authErrorCode(err); code != "invalid_grant" {
+		if code := testkit.OAuthErrorCode(err); code != "invalid_grant" {
 			t.Fatalf("second exchange: %v", err)
 		}
 		if refreshed == nil {
 			t.Fatal("needs oidcc-refresh-token's refreshed tokens")
 		}
 		_, err = wiki.TokenSource(bg, &oauth2.Token{RefreshToken: refreshed.RefreshToken}).Token()
-		if code := authErrorCode(err); code != "invalid_grant" {
+		if code := testkit.OAuthErrorCode(err); code != "invalid_grant" {
 			t.Errorf("the refresh token of the reused code's grant still works: %v", err)
 		}
+		// and its access token, once the validators have read the revocation
+		// feed (polled every 2 s)
+		waitForStatus(t, s, "/api/users/userinfo", refreshed.AccessToken, http.StatusUnauthorized, 15*time.Second)
 	})
 	t.Run("oidcc-prompt-none-not-logged-in: login_required at the redirect URI, no page", func(t *testing.T) {
 		status, h, page := newAuthHTTPBrowser(t, gw).do(http.MethodGet, rp.authURL("none-out", oauth2.SetAuthURLParam("prompt", "none")), nil)
