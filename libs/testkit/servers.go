@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/redis/go-redis/v9"
 )
 
 // Process is a server started by this package.
@@ -248,10 +249,32 @@ func startRedisServer(ctx context.Context, dir string, port int, extra ...string
 		return nil, "", fmt.Errorf("starting redis-server: %w", err)
 	}
 	url := fmt.Sprintf("redis://127.0.0.1:%d/0", port)
-	if err := Poll(ctx, 10*time.Second, func(ctx context.Context) error {
-		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second)
-		if err == nil {
-			c.Close()
+	// Up means this process answers on the port: a server another test
+	// started there (the port was free when picked, then taken) answers too,
+	// and would vanish under this one's test when that test ends.
+	ours := func(ctx context.Context) error {
+		select {
+		case <-p.done:
+			return fmt.Errorf("%w (port %d taken?)", errRedisExited, port)
+		default:
+		}
+		rc := redis.NewClient(&redis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", port), MaxRetries: -1, DialTimeout: time.Second})
+		defer rc.Close()
+		info, err := rc.Info(ctx, "server").Result()
+		if err != nil {
+			return err
+		}
+		if want := "process_id:" + strconv.Itoa(cmd.Process.Pid) + "\r\n"; !strings.Contains(info, want) {
+			return fmt.Errorf("%w: another redis-server answers on port %d", errRedisExited, port)
+		}
+		return nil
+	}
+	pctx, giveUp := context.WithCancel(ctx)
+	defer giveUp()
+	if err := Poll(pctx, 10*time.Second, func(ctx context.Context) error {
+		err := ours(ctx)
+		if errors.Is(err, errRedisExited) {
+			giveUp() // no use waiting: the caller picks another port
 		}
 		return err
 	}); err != nil {
@@ -260,6 +283,8 @@ func startRedisServer(ctx context.Context, dir string, port int, extra ...string
 	}
 	return p, url, nil
 }
+
+var errRedisExited = errors.New("redis-server exited")
 
 func startProcess(cmd *exec.Cmd, sig syscall.Signal) (*Process, error) {
 	if err := cmd.Start(); err != nil {

@@ -133,11 +133,20 @@ func Start(t testing.TB, opts Options) *Server {
 	t.Helper()
 	dsn := database(t)
 	redisDir := t.TempDir()
-	redisPort, err := testkit.FreePort()
-	if err != nil {
-		t.Fatal(err)
+	var (
+		redisPort int
+		proc      *testkit.Process
+		redisURL  string
+		err       error
+	)
+	for attempt := 0; attempt < 5; attempt++ { // a port picked free may be taken before redis-server binds it
+		if redisPort, err = testkit.FreePort(); err != nil {
+			t.Fatal(err)
+		}
+		if proc, redisURL, err = testkit.StartRedis(context.Background(), redisDir, redisPort, true); err == nil {
+			break
+		}
 	}
-	proc, redisURL, err := testkit.StartRedis(context.Background(), redisDir, redisPort, true)
 	if err != nil {
 		t.Fatal(err)
 	}
