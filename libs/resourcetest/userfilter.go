@@ -1,6 +1,7 @@
 package resourcetest
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -13,13 +14,15 @@ type UserIDFilter struct {
 	// identifies them.
 	Keys func(t testing.TB, r Response) string
 	// Mixed is the keys filter.userIds ["1005", 1001, "1003", "9999"]
-	// selects; All those of the first page without a filter (at least two).
+	// selects; All those of the first page without a filter (at least two,
+	// their users among 1001–1100).
 	Mixed, All string
 }
 
 // CheckUserIDFilter runs the subtests every search filtered by user ids
-// passes: ids as strings and numbers, an empty list matching nothing, no
-// filter in its null and empty forms, and the limit's bounds and forms.
+// passes: ids as strings and numbers, the most ids a filter takes, an empty
+// list matching nothing, no filter in its null and empty forms, and the
+// limit's bounds and forms.
 func (e *Env) CheckUserIDFilter(t *testing.T, f UserIDFilter) {
 	t.Helper()
 	keys := func(t *testing.T, body, want string) {
@@ -34,6 +37,13 @@ func (e *Env) CheckUserIDFilter(t *testing.T, f UserIDFilter) {
 	}
 	t.Run("filter.userIds takes strings and numbers", func(t *testing.T) {
 		keys(t, `{"filter": {"userIds": ["1005", 1001, "1003", "9999"]}}`, f.Mixed)
+	})
+	t.Run("100 ids are accepted", func(t *testing.T) {
+		list := make([]string, 0, 100)
+		for i := 1; i <= 100; i++ {
+			list = append(list, fmt.Sprintf(`"%d"`, 1000+i))
+		}
+		keys(t, `{"filter":{"userIds":[`+strings.Join(list, ",")+`]}}`, f.All)
 	})
 	t.Run("an empty userIds list matches nothing", func(t *testing.T) {
 		r := e.Post(t, f.Path, f.Token, `{"filter": {"userIds": []}}`)
