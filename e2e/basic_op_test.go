@@ -31,13 +31,8 @@ func TestBasicOPThroughTheGateway(t *testing.T) {
 	ctx := chromium(t)
 	bg := context.Background()
 
-	provider, err := oidc.NewProvider(bg, gw)
-	if err != nil {
-		t.Fatalf("discovery through the gateway: %v", err)
-	}
-	wiki := &oauth2.Config{ClientID: oidcWikiID, ClientSecret: oidcWikiSecret, RedirectURL: authRedirectURI, Endpoint: provider.Endpoint(),
-		Scopes: []string{oidc.ScopeOpenID, "profile", "email", "phone", "address"}}
-	rp := &basicOPRelyingParty{cb: cb, cfg: wiki, verifier: provider.Verifier(&oidc.Config{ClientID: oidcWikiID}), pkce: oauth2.GenerateVerifier()}
+	provider, wiki, verifier := goOIDCWiki(t, gw)
+	rp := &basicOPRelyingParty{cb: cb, cfg: wiki, verifier: verifier, pkce: oauth2.GenerateVerifier()}
 
 	t.Run("oidcc-server: discovery through the gateway names the gateway's endpoints and what Basic OP needs", func(t *testing.T) {
 		r := mustSend(t, s, http.MethodGet, "/.well-known/openid-configuration", "", "")

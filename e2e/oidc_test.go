@@ -28,13 +28,7 @@ func TestOIDCRelyingPartyGoOIDC(t *testing.T) {
 	ctx := chromium(t)
 	bg := context.Background()
 
-	provider, err := oidc.NewProvider(bg, gw) // discovery through the gateway
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := &oauth2.Config{ClientID: oidcWikiID, ClientSecret: oidcWikiSecret, RedirectURL: authRedirectURI, Endpoint: provider.Endpoint(),
-		Scopes: []string{oidc.ScopeOpenID, "profile", "email", "phone", "address"}}
-	verifier := provider.Verifier(&oidc.Config{ClientID: oidcWikiID})
+	provider, cfg, verifier := goOIDCWiki(t, gw)
 	pkce, nonce := oauth2.GenerateVerifier(), "e2e-nonce-"+oauth2.GenerateVerifier()[:16]
 
 	var consentText string
@@ -107,4 +101,18 @@ func TestOIDCRelyingPartyGoOIDC(t *testing.T) {
 			t.Fatalf("%d %q", r.status, h)
 		}
 	})
+}
+
+// goOIDCWiki is go-oidc set up, by discovery through the gateway at gw, as
+// the demo wiki (app 520): the provider, the app's OAuth configuration asking
+// every OpenID scope, and its ID token verifier.
+func goOIDCWiki(t *testing.T, gw string) (*oidc.Provider, *oauth2.Config, *oidc.IDTokenVerifier) {
+	t.Helper()
+	provider, err := oidc.NewProvider(context.Background(), gw)
+	if err != nil {
+		t.Fatalf("discovery through the gateway: %v", err)
+	}
+	cfg := &oauth2.Config{ClientID: oidcWikiID, ClientSecret: oidcWikiSecret, RedirectURL: authRedirectURI, Endpoint: provider.Endpoint(),
+		Scopes: []string{oidc.ScopeOpenID, "profile", "email", "phone", "address"}}
+	return provider, cfg, provider.Verifier(&oidc.Config{ClientID: oidcWikiID})
 }
