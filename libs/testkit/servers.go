@@ -209,7 +209,7 @@ func startPostmaster(ctx context.Context, bin, dir string, port int, cred *sysca
 		return nil, "", fmt.Errorf("starting postgres: %w", err)
 	}
 	dsn := fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", port)
-	if err := Poll(ctx, 30*time.Second, func(ctx context.Context) error { return pingPostgres(ctx, dsn) }); err != nil {
+	if err := Poll(ctx, 30*time.Second, func(ctx context.Context) error { return PingPostgres(ctx, dsn) }); err != nil {
 		p.Stop()
 		return nil, "", fmt.Errorf("postgres did not come up (log: %s): %w", logPath, err)
 	}
@@ -334,7 +334,9 @@ func Poll(ctx context.Context, timeout time.Duration, fn func(context.Context) e
 	}
 }
 
-func pingPostgres(ctx context.Context, dsn string) error {
+// PingPostgres connects to dsn and pings the server: whether a PostgreSQL
+// answers there.
+func PingPostgres(ctx context.Context, dsn string) error {
 	conn, err := pgx.Connect(ctx, dsn)
 	if err != nil {
 		return err

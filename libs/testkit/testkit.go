@@ -36,7 +36,7 @@ func AdminURL() (string, error) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
-		if pingPostgres(ctx, DefaultAdminURL) == nil {
+		if PingPostgres(ctx, DefaultAdminURL) == nil {
 			adminURL = DefaultAdminURL
 			return
 		}
