@@ -164,7 +164,7 @@ func IsUnavailable(err error) bool { return pgdb.IsUnavailable(err) }
 // idTokenAlg is c's ID token algorithm, the default when it has none.
 func idTokenAlg(c client.Client) string {
 	if c.IDTokenAlg == "" {
-		return client.IDTokenAlgs[0]
+		return client.DefaultIDTokenAlg
 	}
 	return c.IDTokenAlg
 }
