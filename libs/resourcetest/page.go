@@ -23,3 +23,16 @@ func ExplicitLastPage(t testing.TB, r Response) {
 		t.Fatalf("nextPage/hasMore not explicit: %s", r.Body)
 	}
 }
+
+// PageKeys is a UserIDFilter.Keys: the ids of the items of a page of T (id
+// reads one), joined with commas.
+func PageKeys[T any](id func(T) string) func(testing.TB, Response) string {
+	return func(t testing.TB, r Response) string {
+		t.Helper()
+		var p struct {
+			Data []T `json:"data"`
+		}
+		r.JSON(t, &p)
+		return JoinIDs(p.Data, id)
+	}
+}

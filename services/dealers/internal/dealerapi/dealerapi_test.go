@@ -109,7 +109,7 @@ func TestSearchDealers(t *testing.T) {
 	}
 
 	t.Run("the literal body {} is a first page of every dealer with every field", func(t *testing.T) {
-		r := e.search(t, token, `{}`)
+		r := e.Search(t, token, `{}`)
 		var p pageBody
 		r.JSON(t, &p)
 		if r.Status != 200 || ids(p) != "11,12,15" || p.HasMore || p.NextPage != nil {
@@ -139,7 +139,7 @@ func TestSearchDealers(t *testing.T) {
 		}
 	})
 	t.Run("optional fields are null and lists empty arrays; other conventions' applications are left out", func(t *testing.T) {
-		r := e.search(t, token, `{"filter": {"userIds": [1002]}}`)
+		r := e.Search(t, token, `{"filter": {"userIds": [1002]}}`)
 		var p pageBody
 		r.JSON(t, &p)
 		if r.Status != 200 || ids(p) != "12" || len(p.Data[0].Applications) != 1 || p.Data[0].Applications[0].ID != "102" {
@@ -151,66 +151,22 @@ func TestSearchDealers(t *testing.T) {
 				t.Errorf("body lacks %s: %s", want, r.Body)
 			}
 		}
-		r = e.search(t, token, `{"filter": {"userIds": [1005]}}`)
+		r = e.Search(t, token, `{"filter": {"userIds": [1005]}}`)
 		if !strings.Contains(string(r.Body), `"applications":[]`) {
 			t.Fatalf("a dealer without applications: %s", r.Body)
 		}
 	})
-	e.CheckUserIDFilter(t, resourcetest.UserIDFilter{Path: "/api/v0/dealers/search", Token: token, Mixed: "11,15", All: "11,12,15",
-		Keys: func(t testing.TB, r resourcetest.Response) string {
-			var p pageBody
-			r.JSON(t, &p)
-			return ids(p)
-		}})
-	first := e.search(t, token, `{"limit": 1}`)
-	var firstPage pageBody
-	first.JSON(t, &firstPage)
-	if firstPage.NextPage == nil || !firstPage.HasMore {
-		t.Fatalf("no cursor: %s", first.Body)
-	}
-	cursor := *firstPage.NextPage
-	tampered := []byte(cursor)
-	tampered[5] ^= 1
-	var tooMany []string
-	for i := 1; i <= 101; i++ {
-		tooMany = append(tooMany, fmt.Sprint(i))
-	}
-	json := "application/json"
-	refusals := []resourcetest.BodyRefusal{
-		{Name: "101 ids is a validation error", Body: `{"filter":{"userIds":[` + strings.Join(tooMany, ",") + `]}}`, ContentType: json, Token: token, Status: 400, Category: "validation"},
-		{Name: "a user id that is not a number", Body: `{"filter":{"userIds":["abc"]}}`, ContentType: json, Token: token, Status: 400, Category: "validation"},
-		{Name: "a negative user id", Body: `{"filter":{"userIds":[-4]}}`, ContentType: json, Token: token, Status: 400, Category: "validation"},
-		{Name: "userIds not an array", Body: `{"filter":{"userIds":"1001"}}`, ContentType: json, Token: token, Status: 400, Category: "validation"},
-		{Name: "filter not an object", Body: `{"filter":[1001]}`, ContentType: json, Token: token, Status: 400, Category: "validation"},
-		{Name: "limit zero", Body: `{"limit":0}`, ContentType: json, Token: token, Status: 400, Category: "validation"},
-		{Name: "limit not a number", Body: `{"limit":"many"}`, ContentType: json, Token: token, Status: 400, Category: "validation"},
-		{Name: "limit a fraction", Body: `{"limit":1.5}`, ContentType: json, Token: token, Status: 400, Category: "validation"},
-		{Name: "nextPage that is not a cursor", Body: `{"nextPage":"garbage"}`, ContentType: json, Token: token, Status: 400, Category: "validation"},
-		{Name: "nextPage edited", Body: `{"nextPage":"` + string(tampered) + `"}`, ContentType: json, Token: token, Status: 400, Category: "validation"},
-		{Name: "nextPage from another filter", Body: `{"nextPage":"` + cursor + `","filter":{"userIds":[1001]}}`, ContentType: json, Token: token, Status: 400, Category: "validation"},
-		{Name: "nextPage not a string", Body: `{"nextPage":5}`, ContentType: json, Token: token, Status: 400, Category: "validation"},
-		{Name: "malformed JSON", Body: `{"limit": 5`, ContentType: json, Token: token, Status: 400, Category: "validation"},
-		{Name: "two JSON values", Body: `{} {}`, ContentType: json, Token: token, Status: 400, Category: "validation"},
-		{Name: "a duplicate key", Body: `{"limit": 5, "limit": 6}`, ContentType: json, Token: token, Status: 400, Category: "validation"},
-		{Name: "not JSON at all", Body: `limit=5`, ContentType: "application/x-www-form-urlencoded", Token: token, Status: 415, Category: "validation"},
-		{Name: "a body over the limit", Body: `{"filter":{"userIds":["` + strings.Repeat("1", 10<<10) + `"]}}`, ContentType: json, Token: token, Status: 413, Category: "validation"},
-		{Name: "no token", Body: `{}`, ContentType: json, Status: 401, Category: "authentication"},
-		{Name: "garbage token", Body: `{}`, ContentType: json, Token: "a.b.c", Status: 401, Category: "authentication"},
-		{Name: "expired token", Body: `{}`, ContentType: json, Token: e.Tokens.Expired(t, "vendor:read"), Status: 401, Category: "authentication"},
-		{Name: "wrong scope", Body: `{}`, ContentType: json, Token: e.Tokens.Service(t, "registration:read", "user:read"), Status: 403, Category: "access"},
-	}
-	e.CheckBodyRefusals(t, "/api/v0/dealers/search", refusals)
-	t.Run("the cursor continues with the same filter", func(t *testing.T) {
-		r := e.search(t, token, `{"limit": 1, "nextPage": "`+cursor+`"}`)
-		var p pageBody
-		r.JSON(t, &p)
-		if r.Status != 200 || ids(p) != "12" || !p.HasMore {
-			t.Fatalf("%d %s", r.Status, r.Body)
-		}
-	})
+	search := resourcetest.UserIDFilter{Path: "/api/v0/dealers/search", Token: token, Mixed: "11,15", All: "11,12,15",
+		Keys: resourcetest.PageKeys(func(d dealerBody) string { return d.ID })}
+	e.CheckUserIDFilter(t, search)
+	e.CheckUserIDSearchRefusals(t, search, "12",
+		resourcetest.BodyRefusal{Name: "garbage token", Body: `{}`, Token: "a.b.c", Status: 401, Category: "authentication"},
+		resourcetest.BodyRefusal{Name: "expired token", Body: `{}`, Token: e.Tokens.Expired(t, "vendor:read"), Status: 401, Category: "authentication"},
+		resourcetest.BodyRefusal{Name: "wrong scope", Body: `{}`, Token: e.Tokens.Service(t, "registration:read", "user:read"), Status: 403, Category: "access"},
+	)
 	t.Run("no dealer changed under the refusals", func(t *testing.T) {
 		var p pageBody
-		e.search(t, token, `{}`).JSON(t, &p)
+		e.Search(t, token, `{}`).JSON(t, &p)
 		if ids(p) != "11,12,15" {
 			t.Fatalf("after the refusals: %s", ids(p))
 		}
@@ -249,7 +205,7 @@ func TestPaginationWalkSeesEachDealerOnce(t *testing.T) {
 	t.Run("a page of 100 costs exactly one users call", func(t *testing.T) {
 		e.Users.Reset()
 		var p pageBody
-		e.search(t, token, `{}`).JSON(t, &p)
+		e.Search(t, token, `{}`).JSON(t, &p)
 		if len(p.Data) != 100 || !p.HasMore {
 			t.Fatalf("page of %d", len(p.Data))
 		}
@@ -272,6 +228,6 @@ func TestUsersServiceDown(t *testing.T) {
 	token := e.Tokens.Service(t, "vendor:read")
 	e.CheckUsersOutages(t, func(t *testing.T) {
 		t.Helper()
-		resourcetest.ExpectUsersUnavailable(t, func() response { return e.search(t, token, `{}`) })
+		resourcetest.ExpectUsersUnavailable(t, func() response { return e.Search(t, token, `{}`) })
 	})
 }

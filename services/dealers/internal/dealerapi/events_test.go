@@ -5,12 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/eventreg/eventreg/libs/outbox"
-	"github.com/eventreg/eventreg/libs/outbox/outboxtest"
 	"github.com/eventreg/eventreg/libs/resourcetest"
-	"github.com/eventreg/eventreg/libs/usersclient"
 	"github.com/eventreg/eventreg/libs/usersclienttest"
 	"github.com/eventreg/eventreg/services/dealers/internal/cli"
 	"github.com/eventreg/eventreg/services/dealers/internal/dealerapi"
@@ -19,35 +15,25 @@ import (
 func TestEvents(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	token := e.Tokens.Service(t, "vendor:read")
-	render := dealerapi.RenderEvents(usersclient.NewClient(e.Users.URL, 2*time.Second, nil))
+	render := dealerapi.RenderEvents(e.UsersClient())
 
-	// searchOne is the dealer as the search renders it.
-	searchOne := func(t *testing.T, id string) string {
+	// searchOne is the dealer as the search renders it: the events carry it
+	// byte for byte.
+	searchOne := func(t testing.TB, id int64) []byte {
 		t.Helper()
 		var p struct{ Data []json.RawMessage }
-		e.search(t, token, `{"limit": 100}`).JSON(t, &p)
+		e.Search(t, token, `{"limit": 100}`).JSON(t, &p)
 		for _, d := range p.Data {
 			var head struct{ ID string }
-			if err := json.Unmarshal(d, &head); err == nil && head.ID == id {
-				return string(d)
+			if err := json.Unmarshal(d, &head); err == nil && head.ID == strconv.FormatInt(id, 10) {
+				return d
 			}
 		}
-		t.Fatalf("dealer %s is not in the search", id)
-		return ""
+		t.Fatalf("dealer %d is not in the search", id)
+		return nil
 	}
-	// expect checks the waiting events against want ("type resource"), each
-	// payload against the dealer as the store reads it and each rendering
-	// against the search's; then it clears the outbox.
-	expect := func(t *testing.T, want ...string) {
-		t.Helper()
-		resourcetest.ExpectEvents(t, e.Pool, render, "dealer", e.Store.Get, func(r outbox.Row, conv string, id int64, data json.RawMessage) {
-			if conv == convention {
-				if got := searchOne(t, strconv.FormatInt(id, 10)); string(data) != got {
-					t.Fatalf("rendered %s:\n%s\nthe search:\n%s", r.Resource, data, got)
-				}
-			}
-		}, want...)
-	}
+	events := resourcetest.NewEvents(e.Env, render, "dealer", e.Store.Get, searchOne)
+	expect := events.Expect
 	t.Run("an import writes dealer-updated for inserted and changed dealers only", func(t *testing.T) {
 		e.importDealers(t, convention, inkwell(), doodles())
 		expect(t, "dealer-updated dealer:2026:11", "dealer-updated dealer:2026:12")
@@ -76,19 +62,13 @@ func TestEvents(t *testing.T) {
 		expect(t, "dealer-updated dealer:2026:12")
 	})
 	t.Run("the import command and the relay publish what the search shows", func(t *testing.T) {
-		var sink outboxtest.Sink
-		sink.StartRelay(t, e.Pool, "dealers", render)
 		doc := `{"dealers": [{"id": 12, "userId": 1002, "name": "Doodles & Co", "addressLine1": "9 Elm St", "addressCity": "Shelbyville",
 			"addressZipcode": "1010", "addressState": "", "addressCountry": "AT"}]}`
-		if out, err := e.RunCLI(t, cli.Root(), "import", resourcetest.WriteFixture(t, doc)); err != nil {
-			t.Fatalf("%v %s", err, out)
-		}
-		got := sink.WaitFor(t, 1, 10*time.Second)
-		want := searchOne(t, "12")
-		if len(got) != 1 || got[0].Type != "dealer-updated" || got[0].Source != "dealers" ||
-			got[0].Resource != "dealer:2026:12" || string(got[0].Data) != want {
-			t.Fatalf("published %+v, the search says %s", got, want)
-		}
+		events.ExpectPublished(t, "dealer-updated", 12, func() {
+			if out, err := e.RunCLI(t, cli.Root(), "import", resourcetest.WriteFixture(t, doc)); err != nil {
+				t.Fatalf("%v %s", err, out)
+			}
+		})
 	})
 }
 
@@ -136,7 +116,7 @@ func TestAdminCommands(t *testing.T) {
 		if err != nil || !strings.Contains(out, `"changed": true`) {
 			t.Fatalf("%v %s", err, out)
 		}
-		if r := e.search(t, token, `{}`); !strings.Contains(string(r.Body), `"status":"approved"`) {
+		if r := e.Search(t, token, `{}`); !strings.Contains(string(r.Body), `"status":"approved"`) {
 			t.Fatalf("search: %s", r.Body)
 		}
 	})
@@ -154,7 +134,7 @@ func TestAdminCommands(t *testing.T) {
 				t.Errorf("%v passed: %s", args, out)
 			}
 		}
-		if r := e.search(t, token, `{}`); !strings.Contains(string(r.Body), `"status":"approved"`) {
+		if r := e.Search(t, token, `{}`); !strings.Contains(string(r.Body), `"status":"approved"`) {
 			t.Fatalf("search: %s", r.Body)
 		}
 	})

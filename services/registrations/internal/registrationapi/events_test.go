@@ -5,13 +5,10 @@ import (
 	"encoding/json"
 	"strconv"
 	"testing"
-	"time"
 
 	"github.com/eventreg/eventreg/libs/fixture"
-	"github.com/eventreg/eventreg/libs/outbox"
 	"github.com/eventreg/eventreg/libs/outbox/outboxtest"
 	"github.com/eventreg/eventreg/libs/resourcetest"
-	"github.com/eventreg/eventreg/libs/usersclient"
 	"github.com/eventreg/eventreg/libs/usersclienttest"
 	"github.com/eventreg/eventreg/services/registrations/internal/cli"
 	"github.com/eventreg/eventreg/services/registrations/internal/registration"
@@ -22,20 +19,13 @@ func TestEvents(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	ctx := context.Background()
 	token := e.Tokens.Service(t, "registration:read")
-	render := registrationapi.RenderEvents(usersclient.NewClient(e.Users.URL, 2*time.Second, nil))
+	render := registrationapi.RenderEvents(e.UsersClient())
 
-	// expect checks the waiting events against want ("type resource"), each
-	// payload against the registration as the store reads it and each
-	// rendering against the read API's body; then it clears the outbox.
-	expect := func(t *testing.T, want ...string) {
-		t.Helper()
-		resourcetest.ExpectEvents(t, e.Pool, render, "registration", e.Store.Get, func(r outbox.Row, conv string, uid int64, data json.RawMessage) {
-			if conv == convention {
-				body := e.Get(t, "/api/v0/users/"+strconv.FormatInt(uid, 10)+"/registration", token)
-				outboxtest.SameAsRead(t, r.Resource, data, body.Body)
-			}
-		}, want...)
-	}
+	// The events carry the registration as the read API shows it.
+	events := resourcetest.NewEvents(e.Env, render, "registration", e.Store.Get, func(t testing.TB, uid int64) []byte {
+		return e.Get(t, "/api/v0/users/"+strconv.FormatInt(uid, 10)+"/registration", token).Body
+	})
+	expect := events.Expect
 	al := fixture.Registration{UserID: 1001, BadgeName: "Al", Status: "unpaid", ProductID: "7", ProductName: "Sponsor",
 		ProductDisplayName: ptr("Sponsor <3"), Options: []fixture.Option{{Name: "Days", Type: "multi", Value: json.RawMessage(`["Fri", "Sat"]`)},
 			{Name: "Hours", Type: "number", Value: json.RawMessage(`1.50`)}},
@@ -95,18 +85,11 @@ func TestEvents(t *testing.T) {
 		expect(t, "registration-updated registration:2026:1099")
 	})
 	t.Run("the import command and the relay publish what the read API shows", func(t *testing.T) {
-		var sink outboxtest.Sink
-		sink.StartRelay(t, e.Pool, "registrations", render)
 		doc := `{"registrations": [{"userId": 1002, "badgeName": "Bobby", "status": "paid", "orderId": "77", "productId": "5", "productName": "Attendee"}]}`
-		if out, err := e.RunCLI(t, cli.Root(), "import", resourcetest.WriteFixture(t, doc)); err != nil {
-			t.Fatalf("%v %s", err, out)
-		}
-		got := sink.WaitFor(t, 1, 10*time.Second)
-		body := e.Get(t, "/api/v0/users/1002/registration", token)
-		if len(got) != 1 || got[0].Type != "registration-updated" || got[0].Source != "registrations" ||
-			got[0].Resource != "registration:2026:1002" {
-			t.Fatalf("published %+v", got)
-		}
-		outboxtest.SameAsRead(t, got[0].Resource, got[0].Data, body.Body)
+		events.ExpectPublished(t, "registration-updated", 1002, func() {
+			if out, err := e.RunCLI(t, cli.Root(), "import", resourcetest.WriteFixture(t, doc)); err != nil {
+				t.Fatalf("%v %s", err, out)
+			}
+		})
 	})
 }

@@ -189,7 +189,7 @@ func TestSearchRegistrations(t *testing.T) {
 	}
 
 	t.Run("the literal body {} is a first page of everything in the convention", func(t *testing.T) {
-		r := e.search(t, token, `{}`)
+		r := e.Search(t, token, `{}`)
 		var p pageBody
 		r.JSON(t, &p)
 		if r.Status != 200 || ids(p) != "1001,1002,1005" || p.HasMore || p.NextPage != nil {
@@ -205,56 +205,13 @@ func TestSearchRegistrations(t *testing.T) {
 			t.Fatalf("%d %s", r.Status, r.Body)
 		}
 	})
-	e.CheckUserIDFilter(t, resourcetest.UserIDFilter{Path: "/api/v0/registration/search", Token: token, Mixed: "1001,1005", All: "1001,1002,1005",
-		Keys: func(t testing.TB, r resourcetest.Response) string {
-			var p pageBody
-			r.JSON(t, &p)
-			return ids(p)
-		}})
-	first := e.search(t, token, `{"limit": 1}`)
-	var firstPage pageBody
-	first.JSON(t, &firstPage)
-	if firstPage.NextPage == nil {
-		t.Fatalf("no cursor: %s", first.Body)
-	}
-	cursor := *firstPage.NextPage
-	tampered := []byte(cursor)
-	tampered[5] ^= 1
-	var tooMany []string
-	for i := 1; i <= 101; i++ {
-		tooMany = append(tooMany, fmt.Sprint(i))
-	}
-	refusals := []resourcetest.BodyRefusal{
-		{Name: "101 ids is a validation error", Body: `{"filter":{"userIds":[` + strings.Join(tooMany, ",") + `]}}`, ContentType: "application/json", Token: token, Status: 400, Category: "validation"},
-		{Name: "a user id that is not a number", Body: `{"filter":{"userIds":["abc"]}}`, ContentType: "application/json", Token: token, Status: 400, Category: "validation"},
-		{Name: "a negative user id", Body: `{"filter":{"userIds":[-4]}}`, ContentType: "application/json", Token: token, Status: 400, Category: "validation"},
-		{Name: "userIds not an array", Body: `{"filter":{"userIds":"1001"}}`, ContentType: "application/json", Token: token, Status: 400, Category: "validation"},
-		{Name: "filter not an object", Body: `{"filter":[1001]}`, ContentType: "application/json", Token: token, Status: 400, Category: "validation"},
-		{Name: "limit zero", Body: `{"limit":0}`, ContentType: "application/json", Token: token, Status: 400, Category: "validation"},
-		{Name: "limit not a number", Body: `{"limit":"many"}`, ContentType: "application/json", Token: token, Status: 400, Category: "validation"},
-		{Name: "limit a fraction", Body: `{"limit":1.5}`, ContentType: "application/json", Token: token, Status: 400, Category: "validation"},
-		{Name: "nextPage that is not a cursor", Body: `{"nextPage":"garbage"}`, ContentType: "application/json", Token: token, Status: 400, Category: "validation"},
-		{Name: "nextPage edited", Body: `{"nextPage":"` + string(tampered) + `"}`, ContentType: "application/json", Token: token, Status: 400, Category: "validation"},
-		{Name: "nextPage from another filter", Body: `{"nextPage":"` + cursor + `","filter":{"userIds":[1001]}}`, ContentType: "application/json", Token: token, Status: 400, Category: "validation"},
-		{Name: "nextPage not a string", Body: `{"nextPage":5}`, ContentType: "application/json", Token: token, Status: 400, Category: "validation"},
-		{Name: "malformed JSON", Body: `{"limit": 5`, ContentType: "application/json", Token: token, Status: 400, Category: "validation"},
-		{Name: "two JSON values", Body: `{} {}`, ContentType: "application/json", Token: token, Status: 400, Category: "validation"},
-		{Name: "a duplicate key", Body: `{"limit": 5, "limit": 6}`, ContentType: "application/json", Token: token, Status: 400, Category: "validation"},
-		{Name: "not JSON at all", Body: `limit=5`, ContentType: "application/x-www-form-urlencoded", Token: token, Status: 415, Category: "validation"},
-		{Name: "a body over the limit", Body: `{"filter":{"userIds":["` + strings.Repeat("1", 10<<10) + `"]}}`, ContentType: "application/json", Token: token, Status: 413, Category: "validation"},
-		{Name: "no token", Body: `{}`, ContentType: "application/json", Status: 401, Category: "authentication"},
-		{Name: "expired token", Body: `{}`, ContentType: "application/json", Token: e.Tokens.Expired(t, "registration:read"), Status: 401, Category: "authentication"},
-		{Name: "wrong scope", Body: `{}`, ContentType: "application/json", Token: e.Tokens.Service(t, "volunteer:read"), Status: 403, Category: "access"},
-	}
-	e.CheckBodyRefusals(t, "/api/v0/registration/search", refusals)
-	t.Run("the cursor continues with the same filter", func(t *testing.T) {
-		r := e.search(t, token, `{"limit": 1, "nextPage": "`+cursor+`"}`)
-		var p pageBody
-		r.JSON(t, &p)
-		if r.Status != 200 || ids(p) != "1002" || !p.HasMore {
-			t.Fatalf("%d %s", r.Status, r.Body)
-		}
-	})
+	search := resourcetest.UserIDFilter{Path: "/api/v0/registration/search", Token: token, Mixed: "1001,1005", All: "1001,1002,1005",
+		Keys: resourcetest.PageKeys(func(r registrationBody) string { return r.User.ID })}
+	e.CheckUserIDFilter(t, search)
+	e.CheckUserIDSearchRefusals(t, search, "1002",
+		resourcetest.BodyRefusal{Name: "expired token", Body: `{}`, Token: e.Tokens.Expired(t, "registration:read"), Status: 401, Category: "authentication"},
+		resourcetest.BodyRefusal{Name: "wrong scope", Body: `{}`, Token: e.Tokens.Service(t, "volunteer:read"), Status: 403, Category: "access"},
+	)
 }
 
 func TestPaginationWalkSeesEachRegistrationOnce(t *testing.T) {
@@ -286,7 +243,7 @@ func TestPaginationWalkSeesEachRegistrationOnce(t *testing.T) {
 	})
 	t.Run("a page of 100 costs exactly one users call", func(t *testing.T) {
 		e.Users.Reset()
-		r := e.search(t, token, `{}`)
+		r := e.Search(t, token, `{}`)
 		var p pageBody
 		r.JSON(t, &p)
 		if len(p.Data) != 100 {
@@ -306,7 +263,7 @@ func TestUsersServiceDown(t *testing.T) {
 		t.Helper()
 		resourcetest.ExpectUsersUnavailable(t,
 			func() response { return e.Get(t, "/api/v0/users/1001/registration", token) },
-			func() response { return e.search(t, token, `{}`) },
+			func() response { return e.Search(t, token, `{}`) },
 		)
 	}
 	e.CheckUsersOutages(t, check)

@@ -69,7 +69,7 @@ func TestSelfScopes(t *testing.T) {
 		}
 	})
 	t.Run("con:read does not open the search", func(t *testing.T) {
-		if r := e.search(t, alice, `{}`); r.Status != http.StatusForbidden {
+		if r := e.Search(t, alice, `{}`); r.Status != http.StatusForbidden {
 			t.Fatalf("%d %s", r.Status, r.Body)
 		}
 	})

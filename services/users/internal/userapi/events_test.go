@@ -6,11 +6,11 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/eventreg/eventreg/libs/fixture"
 	"github.com/eventreg/eventreg/libs/outbox"
 	"github.com/eventreg/eventreg/libs/outbox/outboxtest"
+	"github.com/eventreg/eventreg/libs/resourcetest"
 	"github.com/eventreg/eventreg/services/users/internal/role"
 	"github.com/eventreg/eventreg/services/users/internal/user/userdb"
 	"github.com/eventreg/eventreg/services/users/internal/userapi"
@@ -100,14 +100,8 @@ func TestEvents(t *testing.T) {
 		expectEvents(t)
 	})
 	t.Run("the relay publishes what the read API shows", func(t *testing.T) {
-		var sink outboxtest.Sink
-		sink.StartRelay(t, e.Pool, "users", userapi.RenderEvents)
-		e.Call(t, "PUT", "/api/v0/users/1005/roles/2", up, `{"scope": "global"}`).Expect(t, 204)
-		got := sink.WaitFor(t, 1, 10*time.Second)
-		body := e.Call(t, "GET", "/api/v0/users/1005", read, "")
-		if len(got) != 1 || got[0].Type != "user-updated" || got[0].Resource != "user:1005" {
-			t.Fatalf("published %+v", got)
-		}
-		outboxtest.SameAsRead(t, got[0].Resource, got[0].Data, body.Body)
+		resourcetest.ExpectPublished(t, e.Pool, "users", userapi.RenderEvents, func() {
+			e.Call(t, "PUT", "/api/v0/users/1005/roles/2", up, `{"scope": "global"}`).Expect(t, 204)
+		}, "user-updated", "user:1005", func() []byte { return e.Call(t, "GET", "/api/v0/users/1005", read, "").Body })
 	})
 }

@@ -2,18 +2,14 @@ package volunteerapi_test
 
 import (
 	"context"
-	"encoding/json"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/eventreg/eventreg/libs/fixture"
-	"github.com/eventreg/eventreg/libs/outbox"
 	"github.com/eventreg/eventreg/libs/outbox/outboxtest"
 	"github.com/eventreg/eventreg/libs/resourcetest"
-	"github.com/eventreg/eventreg/libs/usersclient"
 	"github.com/eventreg/eventreg/libs/usersclienttest"
 	"github.com/eventreg/eventreg/services/volunteers/internal/cli"
 	"github.com/eventreg/eventreg/services/volunteers/internal/volunteer"
@@ -24,21 +20,13 @@ func TestEvents(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	ctx := context.Background()
 	token := e.Tokens.Service(t, "volunteer:read")
-	render := volunteerapi.RenderEvents(usersclient.NewClient(e.Users.URL, 2*time.Second, nil))
+	render := volunteerapi.RenderEvents(e.UsersClient())
 
-	// expect checks the waiting events against want ("type resource"), each
-	// payload against the record as the store reads it and each rendering
-	// against the read API's body; then it clears the outbox.
-	expect := func(t *testing.T, want ...string) {
-		t.Helper()
-		resourcetest.ExpectEvents(t, e.Pool, render, "volunteer", e.Store.Get, func(r outbox.Row, _ string, uid int64, data json.RawMessage) {
-			body := e.Get(t, "/api/v0/users/"+strconv.FormatInt(uid, 10)+"/volunteer", token)
-			outboxtest.SameAsRead(t, r.Resource, data, body.Body)
-			if r.EventID == "" || r.CreatedAt.IsZero() {
-				t.Fatalf("row %+v", r)
-			}
-		}, want...)
-	}
+	// The events carry the record as the read API shows it.
+	events := resourcetest.NewEvents(e.Env, render, "volunteer", e.Store.Get, func(t testing.TB, uid int64) []byte {
+		return e.Get(t, "/api/v0/users/"+strconv.FormatInt(uid, 10)+"/volunteer", token).Body
+	})
+	expect := events.Expect
 
 	t.Run("an import writes submitted for new records", func(t *testing.T) {
 		e.load(t, convention, demoDepartments, carol(), bob())
@@ -130,15 +118,8 @@ func TestEvents(t *testing.T) {
 		expect(t)
 	})
 	t.Run("the relay publishes what the read API shows", func(t *testing.T) {
-		var sink outboxtest.Sink
-		sink.StartRelay(t, e.Pool, "volunteers", render)
-		c := carol()
-		e.load(t, convention, demoDepartments, c)
-		got := sink.WaitFor(t, 1, 10*time.Second)
-		body := e.Get(t, "/api/v0/users/1003/volunteer", token)
-		if len(got) != 1 || got[0].Type != "volunteer-submitted" || got[0].Source != "volunteers" {
-			t.Fatalf("published %+v", got)
-		}
-		outboxtest.SameAsRead(t, got[0].Resource, got[0].Data, body.Body)
+		events.ExpectPublished(t, "volunteer-submitted", 1003, func() {
+			e.load(t, convention, demoDepartments, carol())
+		})
 	})
 }

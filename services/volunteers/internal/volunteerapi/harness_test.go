@@ -1,15 +1,11 @@
 package volunteerapi_test
 
 import (
-	"context"
 	"testing"
 
 	"github.com/eventreg/eventreg/libs/fixture"
 	"github.com/eventreg/eventreg/libs/resourcetest"
-	"github.com/eventreg/eventreg/libs/service"
 	"github.com/eventreg/eventreg/libs/testkit"
-	"github.com/eventreg/eventreg/libs/usersclienttest"
-	"github.com/eventreg/eventreg/services/volunteers/internal/config"
 	"github.com/eventreg/eventreg/services/volunteers/internal/server"
 	"github.com/eventreg/eventreg/services/volunteers/internal/volunteer"
 	"github.com/eventreg/eventreg/services/volunteers/internal/volunteer/volunteerdb"
@@ -20,48 +16,31 @@ func TestMain(m *testing.M) { testkit.Main(m) }
 
 const convention = "2026"
 
-// env is a running volunteers API on a fresh database, with a users
-// service double and a token issuer (libs/resourcetest).
+// env is a running volunteers API (server.Mount, the production wiring) on a
+// fresh database, with a users service double and a token issuer
+// (resourcetest.Harness); e.Search posts to /api/v0/volunteers/search.
 type env struct {
-	*resourcetest.Env
-	Store *volunteerdb.Store
+	*resourcetest.Service[*volunteerdb.Store]
 }
 
 // envOptions are the harness's options; Service and Convention are set by newEnv.
 type envOptions = resourcetest.Options
 
+var volunteers = resourcetest.Harness[*volunteerdb.Store]{Service: "volunteers", Convention: convention, Migrations: migrations.Set(),
+	Mount: server.Mount, NewStore: volunteerdb.New, SearchPath: "/api/v0/volunteers/search"}
+
 func newEnv(t testing.TB, o envOptions) *env {
 	t.Helper()
-	e := &env{}
-	e.Env, e.Store = resourcetest.StartStore(t, "volunteers", convention, migrations.Set(), o, mount, volunteerdb.New)
-	return e
-}
-
-// mount is the production wiring: serve runs the same server.Mount.
-func mount(ctx context.Context, c resourcetest.Config, rt *service.Runtime) error {
-	return server.Mount(ctx, config.Serve{Base: c.Base, Resource: c.Resource, UsersClient: c.Users}, rt)
+	return &env{volunteers.Start(t, o)}
 }
 
 // load stores departments and volunteers for conv through the import
-// `volunteers import` runs (volunteer.Import).
+// `volunteers import` runs (volunteer.Import), and makes their users and
+// the departments' leads known.
 func (e *env) load(t testing.TB, conv string, deps []fixture.Department, vols ...fixture.Volunteer) volunteer.ImportResult {
 	t.Helper()
-	res := resourcetest.Import[volunteer.ImportStore](t, volunteer.Import, e.Store, &fixture.Document{ConventionID: conv, Departments: deps, Volunteers: vols}, conv)
-	for _, x := range vols {
-		e.Users.Add(usersclienttest.User(x.UserID))
-	}
-	for _, x := range deps {
-		for _, id := range x.Leads {
-			e.Users.Add(usersclienttest.User(id))
-		}
-	}
-	return res
+	return resourcetest.Import[volunteer.ImportStore](t, e.Env, volunteer.Import, e.Store, &fixture.Document{ConventionID: conv, Departments: deps, Volunteers: vols})
 }
 
 // response is what a request got.
 type response = resourcetest.Response
-
-func (e *env) search(t testing.TB, token, body string) response {
-	t.Helper()
-	return e.Post(t, "/api/v0/volunteers/search", token, body)
-}

@@ -313,7 +313,7 @@ func TestSearchVolunteers(t *testing.T) {
 
 	t.Run("the literal body {} is a first page of 100", func(t *testing.T) {
 		e.Users.Reset()
-		r := e.search(t, token, `{}`)
+		r := e.Search(t, token, `{}`)
 		var p pageBody
 		r.JSON(t, &p)
 		if r.Status != 200 || len(p.Data) != 100 || !p.HasMore || p.NextPage == nil || p.Data[0].User.ID != "2002" {
@@ -325,7 +325,7 @@ func TestSearchVolunteers(t *testing.T) {
 	})
 	t.Run("limit above 100 is 100", func(t *testing.T) {
 		var p pageBody
-		e.search(t, token, `{"limit": 5000}`).JSON(t, &p)
+		e.Search(t, token, `{"limit": 5000}`).JSON(t, &p)
 		if len(p.Data) != 100 {
 			t.Fatalf("page of %d", len(p.Data))
 		}
@@ -340,7 +340,7 @@ func TestSearchVolunteers(t *testing.T) {
 				if next != "" {
 					body += `, "nextPage": "` + next + `"`
 				}
-				r := e.search(t, token, body+"}")
+				r := e.Search(t, token, body+"}")
 				var p pageBody
 				r.JSON(t, &p)
 				if r.Status != 200 || len(p.Data) > limit {
@@ -369,7 +369,7 @@ func TestSearchVolunteers(t *testing.T) {
 		})
 	}
 	var first pageBody
-	e.search(t, token, `{"limit": 2}`).JSON(t, &first)
+	e.Search(t, token, `{"limit": 2}`).JSON(t, &first)
 	tampered := []byte(*first.NextPage)
 	tampered[3] ^= 1
 	refusals := []resourcetest.BodyRefusal{
@@ -396,7 +396,7 @@ func TestUsersServiceDown(t *testing.T) {
 		t.Helper()
 		resourcetest.ExpectUsersUnavailable(t,
 			func() response { return e.Get(t, "/api/v0/users/1003/volunteer", token) },
-			func() response { return e.search(t, token, `{}`) },
+			func() response { return e.Search(t, token, `{}`) },
 			func() response { return e.Get(t, "/api/v0/volunteers/departments", token) },
 		)
 	}
