@@ -154,3 +154,51 @@ func (e *env) getConcurrently(t *testing.T, token string, paths []string, rounds
 	}
 	return out, e.ServerPool.Stat().AcquireCount() - before
 }
+
+// fakeOwner is a stand-in for the public listener of volunteers or
+// registrations that records what reaches it.
+type fakeOwner struct {
+	name string
+	srv  *httptest.Server
+	mu   sync.Mutex
+	got  []*http.Request
+	body []string
+}
+
+func newFakeOwner(t *testing.T, name string) *fakeOwner {
+	o := &fakeOwner{name: name}
+	o.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		o.mu.Lock()
+		o.got = append(o.got, r.Clone(r.Context()))
+		o.body = append(o.body, string(b))
+		o.mu.Unlock()
+		w.Header().Set("X-Owner", name)
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		if r.Method != http.MethodGet {
+			w.Header().Set("Allow", "GET")
+			w.WriteHeader(http.StatusMethodNotAllowed)
+			_, _ = io.WriteString(w, `{"errors":{"resource":{"message":"Method not allowed."}}}`)
+			return
+		}
+		_, _ = io.WriteString(w, `{"owner":"`+name+`"}`)
+	}))
+	t.Cleanup(o.srv.Close)
+	return o
+}
+
+// last returns the last request the owner received and its body, or nil.
+func (o *fakeOwner) last() (*http.Request, string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if len(o.got) == 0 {
+		return nil, ""
+	}
+	return o.got[len(o.got)-1], o.body[len(o.body)-1]
+}
+
+func (o *fakeOwner) count() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return len(o.got)
+}
