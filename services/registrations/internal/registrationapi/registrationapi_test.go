@@ -70,9 +70,7 @@ func TestGetUserRegistration(t *testing.T) {
 
 	t.Run("returns every field as the contract has it", func(t *testing.T) {
 		r := e.Get(t, "/api/v0/users/1001/registration", token)
-		if r.Status != http.StatusOK {
-			t.Fatalf("status %d: %s", r.Status, r.Body)
-		}
+		r.Expect(t, http.StatusOK)
 		var got registrationBody
 		r.JSON(t, &got)
 		if got.BadgeName != "Al the Great" || got.Status != "paid" || got.ProductID != "7" || got.ProductName != "Sponsor" ||

@@ -85,9 +85,7 @@ func TestSelfScopes(t *testing.T) {
 	}
 	t.Run("pii:finance:read reads the token's own orders in every convention, oldest first", func(t *testing.T) {
 		r := e.Get(t, "/api/v0/users/1001/orders", alice)
-		if r.Status != http.StatusOK {
-			t.Fatalf("%d %s", r.Status, r.Body)
-		}
+		r.Expect(t, http.StatusOK)
 		var got ordersBody
 		r.JSON(t, &got)
 		if len(got.Data) != 2 {

@@ -78,9 +78,7 @@ func TestGetUserVolunteer(t *testing.T) {
 
 	t.Run("returns every field as the contract has it", func(t *testing.T) {
 		r := e.Get(t, "/api/v0/users/1003/volunteer", token)
-		if r.Status != http.StatusOK {
-			t.Fatalf("status %d: %s", r.Status, r.Body)
-		}
+		r.Expect(t, http.StatusOK)
 		var v volunteerBody
 		r.JSON(t, &v)
 		if v.User.ID != "1003" || v.User.Username != "user1003" || v.User.Email != "user1003@example.org" {
