@@ -92,6 +92,20 @@ func TestAuthorizationCodeFlowInChromium(t *testing.T) {
 		}
 	})
 
+	// staffGets redeems the staff app's code for state: the token must carry
+	// scope, and with it GET path must answer status (200 with user:read,
+	// 403 without).
+	staffGets := func(t *testing.T, staff *oauth2.Config, state, scope, path string, status int) {
+		t.Helper()
+		tok := cb.redeem(t, staff, state)
+		if tok.Extra("scope") != scope {
+			t.Fatalf("%+v, want scope %q", tok, scope)
+		}
+		if r := mustSend(t, s, http.MethodGet, path, tok.AccessToken, ""); r.status != status {
+			t.Fatalf("GET %s with scope %q: %d, want %d", path, scope, r.status, status)
+		}
+	}
+
 	t.Run("sensitive-scope warning", func(t *testing.T) {
 		staff := authApp(gw, authStaffID, authStaffSecret, "pii:basic", "user:read")
 		var warning, buttonClass string
@@ -111,13 +125,7 @@ func TestAuthorizationCodeFlowInChromium(t *testing.T) {
 			t.Fatalf("sensitive scope color %s", color)
 		}
 		run(t, ctx, authorizeApp())
-		st := cb.redeem(t, staff, "state-4")
-		if st.Extra("scope") != "pii:basic user:read" {
-			t.Fatalf("%+v", st)
-		}
-		if r := mustSend(t, s, http.MethodGet, "/api/v0/users/1002", st.AccessToken, ""); r.status != 200 {
-			t.Fatalf("an OBO token with user:read reads a user: %d", r.status)
-		}
+		staffGets(t, staff, "state-4", "pii:basic user:read", "/api/v0/users/1002", 200)
 	})
 
 	t.Run("a user lacking a sensitive scope is asked only for the rest, and the app gets the rest", func(t *testing.T) {
@@ -134,13 +142,7 @@ func TestAuthorizationCodeFlowInChromium(t *testing.T) {
 		if !strings.Contains(withheld, "your account does not have") || !strings.Contains(withheld, "user:read") {
 			t.Fatalf("withheld %q", withheld)
 		}
-		tok := cb.redeem(t, staff, "state-5")
-		if tok.Extra("scope") != "pii:basic" {
-			t.Fatalf("%+v", tok)
-		}
-		if r := mustSend(t, s, http.MethodGet, "/api/v0/users/1001", tok.AccessToken, ""); r.status != 403 {
-			t.Fatalf("a token without user:read reads a user: %d", r.status)
-		}
+		staffGets(t, staff, "state-5", "pii:basic", "/api/v0/users/1001", 403)
 	})
 
 	t.Run("a redirect URI mismatch does not redirect", func(t *testing.T) {

@@ -9,19 +9,8 @@ import (
 	"github.com/eventreg/eventreg/services/auth/internal/accesstoken"
 	"github.com/eventreg/eventreg/services/auth/internal/scope"
 	"github.com/eventreg/eventreg/services/auth/internal/signing"
+	"github.com/eventreg/eventreg/services/auth/internal/storetest"
 )
-
-// benchKeyStore keeps signing keys in memory: the benchmark measures signing,
-// not PostgreSQL.
-type benchKeyStore struct{ keys []signing.Key }
-
-func (s *benchKeyStore) List(context.Context) ([]signing.Key, error) { return s.keys, nil }
-
-func (s *benchKeyStore) Locked(_ context.Context, decide func([]signing.Key) ([]signing.Key, error)) error {
-	add, err := decide(s.keys)
-	s.keys = append(s.keys, add...)
-	return err
-}
 
 // BenchmarkIssue is the token-signing hot path of every token request: claims
 // to JSON, an ES256 signature and the compact JWS.
@@ -30,7 +19,7 @@ func (s *benchKeyStore) Locked(_ context.Context, decide func([]signing.Key) ([]
 func BenchmarkIssue(b *testing.B) {
 	kek := make([]byte, 32)
 	_, _ = rand.Read(kek)
-	m := signing.NewManager(&benchKeyStore{}, kek, signing.Config{RotationPeriod: 30 * 24 * time.Hour, ActivationDelay: time.Hour,
+	m := signing.NewManager(&storetest.MemoryKeys{}, kek, signing.Config{RotationPeriod: 30 * 24 * time.Hour, ActivationDelay: time.Hour,
 		RefreshInterval: time.Minute, MaxTokenTTL: time.Hour}, nil)
 	ctx := context.Background()
 	if err := m.Ensure(ctx); err != nil {

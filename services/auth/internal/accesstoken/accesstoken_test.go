@@ -5,7 +5,6 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,30 +15,11 @@ import (
 	"github.com/eventreg/eventreg/services/auth/internal/accesstoken"
 	"github.com/eventreg/eventreg/services/auth/internal/scope"
 	"github.com/eventreg/eventreg/services/auth/internal/signing"
+	"github.com/eventreg/eventreg/services/auth/internal/storetest"
 )
 
-type memStore struct {
-	mu   sync.Mutex
-	keys []signing.Key
-}
-
-func (m *memStore) List(context.Context) ([]signing.Key, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return append([]signing.Key(nil), m.keys...), nil
-}
-
-func (m *memStore) Locked(ctx context.Context, decide func([]signing.Key) ([]signing.Key, error)) error {
-	existing, _ := m.List(ctx)
-	add, err := decide(existing)
-	m.mu.Lock()
-	m.keys = append(m.keys, add...)
-	m.mu.Unlock()
-	return err
-}
-
 func TestIssuedTokensPassTokenauth(t *testing.T) {
-	m := signing.NewManager(&memStore{}, bytes.Repeat([]byte{3}, 32), signing.Config{RotationPeriod: time.Hour, ActivationDelay: time.Minute, RefreshInterval: time.Second, MaxTokenTTL: time.Hour}, nil)
+	m := signing.NewManager(&storetest.MemoryKeys{}, bytes.Repeat([]byte{3}, 32), signing.Config{RotationPeriod: time.Hour, ActivationDelay: time.Minute, RefreshInterval: time.Second, MaxTokenTTL: time.Hour}, nil)
 	if err := m.Ensure(context.Background()); err != nil {
 		t.Fatal(err)
 	}

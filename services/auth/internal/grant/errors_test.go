@@ -41,8 +41,7 @@ func (down) RevokeUser(context.Context, int64, func(grant.Family) bool) (int, er
 // it (answered 503 by grantapi), never swallowed; what the client got wrong
 // is an OAuth error.
 func TestOneErrorPolicy(t *testing.T) {
-	r := newRules()
-	out := r.authorize(t, badge, bob, "pii:basic")
+	r, out := authorized(t, badge, bob, "pii:basic")
 	code, _ := r.code(t, badge, bob, "pii:basic", "")
 	r.Codes, r.Refresh, r.Denylist, r.Sessions = down{}, down{}, down{}, down{}
 	dependency := func(t *testing.T, err error) {

@@ -136,6 +136,14 @@ func (r *rules) authorize(t *testing.T, cl client.Client, user int64, scopes str
 	return r.exchange(t, cl, code, "")
 }
 
+// authorized is new rules in which user has authorized cl for scopes, and
+// what the code gave cl.
+func authorized(t *testing.T, cl client.Client, user int64, scopes string) (*rules, grant.Issued) {
+	t.Helper()
+	r := newRules()
+	return r, r.authorize(t, cl, user, scopes)
+}
+
 // refresh presents token as cl, asking for scopes ("" for none).
 func (r *rules) refresh(cl client.Client, token, scopes string) (grant.Issued, error) {
 	return r.Token(ctx, cl, grant.Request{GrantType: grant.TypeRefreshToken, RefreshToken: token, Scopes: scope.Parse(scopes)})

@@ -10,8 +10,7 @@ import (
 
 func TestRefreshToken(t *testing.T) {
 	t.Run("a refresh rotates the token and issues an access token of the family's scopes", func(t *testing.T) {
-		r := newRules()
-		first := r.authorize(t, badge, bob, "pii:basic pii:email")
+		r, first := authorized(t, badge, bob, "pii:basic pii:email")
 		out := r.refreshed(t, badge, first.Refresh, "")
 		check(t, "the scope", out.Access.Claims.Scope, "pii:basic pii:email")
 		check(t, "the old token alive", r.alive(t, first.Refresh), false)
@@ -35,8 +34,7 @@ func TestRefreshToken(t *testing.T) {
 		check(t, "the access token revoked", r.revoked(t, second.Access), false)
 	})
 	t.Run("a refresh may narrow the scopes, never widen them", func(t *testing.T) {
-		r := newRules()
-		first := r.authorize(t, badge, bob, "pii:basic pii:email")
+		r, first := authorized(t, badge, bob, "pii:basic pii:email")
 		_, err := r.refresh(badge, first.Refresh, "pii:basic pii:address")
 		oauthError(t, err, apierror.OAuthInvalidScope)
 		out := r.refreshed(t, badge, first.Refresh, "pii:email")
@@ -45,8 +43,7 @@ func TestRefreshToken(t *testing.T) {
 		check(t, "the scope of a refresh that asks for none (the last one's)", out.Access.Claims.Scope, "pii:email")
 	})
 	t.Run("a sensitive permission the user lost narrows the grant for good", func(t *testing.T) {
-		r := newRules()
-		first := r.authorize(t, staff, alice, "pii:basic user:read")
+		r, first := authorized(t, staff, alice, "pii:basic user:read")
 		r.users.set(alice, "system:login")
 		out := r.refreshed(t, staff, first.Refresh, "")
 		check(t, "the scope", out.Access.Claims.Scope, "pii:basic")
@@ -55,16 +52,14 @@ func TestRefreshToken(t *testing.T) {
 		oauthError(t, err, apierror.OAuthInvalidScope)
 	})
 	t.Run("a grant whose user is gone ends with its family", func(t *testing.T) {
-		r := newRules()
-		first := r.authorize(t, badge, bob, "pii:basic")
+		r, first := authorized(t, badge, bob, "pii:basic")
 		r.users.set(bob)
 		_, err := r.refresh(badge, first.Refresh, "")
 		oauthError(t, err, apierror.OAuthInvalidGrant)
 		check(t, "the family's token alive", r.alive(t, first.Refresh), false)
 	})
 	t.Run("a service client does not refresh, and a refresh needs a token", func(t *testing.T) {
-		r := newRules()
-		first := r.authorize(t, badge, bob, "pii:basic")
+		r, first := authorized(t, badge, bob, "pii:basic")
 		_, err := r.refresh(tracker, first.Refresh, "")
 		oauthError(t, err, apierror.OAuthUnauthorizedClient)
 		_, err = r.refresh(badge, "", "")
@@ -83,7 +78,6 @@ func TestRefreshToken(t *testing.T) {
 // first token is then a rotated one, the second its family's current one.
 func rotatedOnce(t *testing.T) (r *rules, first, second grant.Issued) {
 	t.Helper()
-	r = newRules()
-	first = r.authorize(t, badge, bob, "pii:basic")
+	r, first = authorized(t, badge, bob, "pii:basic")
 	return r, first, r.refreshed(t, badge, first.Refresh, "")
 }

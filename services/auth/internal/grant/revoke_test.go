@@ -10,8 +10,7 @@ import (
 
 func TestRevoke(t *testing.T) {
 	t.Run("revoking a refresh token ends its family and the family's access tokens", func(t *testing.T) {
-		r := newRules()
-		out := r.authorize(t, badge, bob, "pii:basic")
+		r, out := authorized(t, badge, bob, "pii:basic")
 		if err := r.Revoke(ctx, badge, out.Refresh); err != nil {
 			t.Fatal(err)
 		}
@@ -19,8 +18,7 @@ func TestRevoke(t *testing.T) {
 		check(t, "the access token revoked", r.revoked(t, out.Access), true)
 	})
 	t.Run("revoking an access token revokes its family's tokens issued through it, not the refresh token", func(t *testing.T) {
-		r := newRules()
-		out := r.authorize(t, badge, bob, "pii:basic")
+		r, out := authorized(t, badge, bob, "pii:basic")
 		if err := r.Revoke(ctx, badge, out.Access.Token); err != nil {
 			t.Fatal(err)
 		}
@@ -42,8 +40,7 @@ func TestRevoke(t *testing.T) {
 		check(t, "the access token revoked", r.revoked(t, out.Access), true)
 	})
 	t.Run("another client's tokens and unknown ones change nothing and are no error", func(t *testing.T) {
-		r := newRules()
-		out := r.authorize(t, badge, bob, "pii:basic")
+		r, out := authorized(t, badge, bob, "pii:basic")
 		for _, tok := range []string{out.Refresh, out.Access.Token, "no-token"} {
 			if err := r.Revoke(ctx, staff, tok); err != nil {
 				t.Fatal(err)
@@ -55,8 +52,7 @@ func TestRevoke(t *testing.T) {
 }
 
 func TestIntrospect(t *testing.T) {
-	r := newRules()
-	out := r.authorize(t, badge, bob, "pii:basic")
+	r, out := authorized(t, badge, bob, "pii:basic")
 	active := func(t *testing.T, cl client.Client, raw string) bool {
 		t.Helper()
 		in, err := r.Introspect(ctx, cl, raw)

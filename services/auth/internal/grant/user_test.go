@@ -19,8 +19,7 @@ func TestUserChanged(t *testing.T) {
 		check(t, "the other alive", r.alive(t, plain.Refresh), true)
 	})
 	t.Run("a user who is gone loses every authorization", func(t *testing.T) {
-		r := newRules()
-		out := r.authorize(t, badge, bob, "pii:basic")
+		r, out := authorized(t, badge, bob, "pii:basic")
 		r.users.set(bob)
 		n, err := r.UserChanged(ctx, bob)
 		if err != nil {

@@ -130,49 +130,64 @@ func TestAuthorizationCodeFlow(t *testing.T) {
 func TestSensitiveScopes(t *testing.T) {
 	s := authtest.Start(t, authtest.Options{})
 	cfg := oboConfig(s, authtest.StaffID, authtest.StaffSecret, "pii:basic", "user:read")
+	// signIn signs user in from a new browser at authURL and returns the
+	// browser and the page that follows the login.
+	signIn := func(t *testing.T, authURL string, user authtest.User) (*browser, page) {
+		b := newBrowser(t)
+		return b, b.follow(s.URL, b.login(s.URL, b.get(authURL), user.Username, user.Password))
+	}
+	// granted authorizes on the consent page p: the token says scope.
+	granted := func(t *testing.T, b *browser, p page, scope string) {
+		t.Helper()
+		code := callback(t, b.decide(s.URL, p, "authorize")).Get("code")
+		if tok := mustExchange(t, cfg, code, ""); tok.Extra("scope") != scope {
+			t.Fatalf("%+v, want scope %q", tok, scope)
+		}
+	}
 
 	t.Run("the consent page marks sensitive scopes and turns Authorize red", func(t *testing.T) {
-		b := newBrowser(t)
-		p := b.get(cfg.AuthCodeURL("s"))
-		p = b.follow(s.URL, b.login(s.URL, p, "alice", authtest.Alice.Password))
+		b, p := signIn(t, cfg.AuthCodeURL("s"), authtest.Alice)
 		if !strings.Contains(p.body, `<li class="sensitive">`) || !strings.Contains(p.body, "This is an administrative permission") ||
 			!strings.Contains(p.body, `value="authorize" class="danger"`) {
 			t.Fatalf("%s", p.body)
 		}
-		code := callback(t, b.decide(s.URL, p, "authorize")).Get("code")
-		if tok := mustExchange(t, cfg, code, ""); tok.Extra("scope") != "pii:basic user:read" {
-			t.Fatalf("%+v", tok)
-		}
+		granted(t, b, p, "pii:basic user:read")
 	})
 	t.Run("the same user may authorize the app's non-sensitive scopes", func(t *testing.T) {
-		b := newBrowser(t)
-		p := b.get(oboConfig(s, authtest.StaffID, authtest.StaffSecret, "pii:basic").AuthCodeURL("s"))
-		p = b.follow(s.URL, b.login(s.URL, p, "bob", authtest.Bob.Password))
+		_, p := signIn(t, oboConfig(s, authtest.StaffID, authtest.StaffSecret, "pii:basic").AuthCodeURL("s"), authtest.Bob)
 		if p.status != 200 || strings.Contains(p.body, "administrative") {
 			t.Fatalf("%d %s", p.status, p.body)
 		}
 	})
 	t.Run("a user lacking a sensitive scope's permission is asked for the rest; the token says what was granted", func(t *testing.T) {
-		b := newBrowser(t)
-		p := b.get(cfg.AuthCodeURL("s"))
-		p = b.follow(s.URL, b.login(s.URL, p, "bob", authtest.Bob.Password))
+		b, p := signIn(t, cfg.AuthCodeURL("s"), authtest.Bob)
 		if p.status != 200 || !strings.Contains(p.body, `<div class="withheld" role="note">`) ||
 			!strings.Contains(p.body, `<span class="name">user:read</span></li>`) || strings.Contains(p.body, `class="danger"`) {
 			t.Fatalf("%d %s", p.status, p.body)
 		}
-		code := callback(t, b.decide(s.URL, p, "authorize")).Get("code")
-		if tok := mustExchange(t, cfg, code, ""); tok.Extra("scope") != "pii:basic" {
-			t.Fatalf("%+v", tok)
-		}
+		granted(t, b, p, "pii:basic")
 	})
 	t.Run("a user who may grant none of the scopes asked goes back to the app with invalid_scope", func(t *testing.T) {
-		b := newBrowser(t)
-		p := b.get(oboConfig(s, authtest.StaffID, authtest.StaffSecret, "user:read").AuthCodeURL("only-sensitive"))
-		q := callback(t, b.follow(s.URL, b.login(s.URL, p, "bob", authtest.Bob.Password)))
+		_, p := signIn(t, oboConfig(s, authtest.StaffID, authtest.StaffSecret, "user:read").AuthCodeURL("only-sensitive"), authtest.Bob)
+		q := callback(t, p)
 		if q.Get("error") != "invalid_scope" || q.Get("code") != "" || q.Get("state") != "only-sensitive" {
 			t.Fatalf("%v", q)
 		}
 	})
+}
+
+// exactlyOne fails t unless one of the racing requests succeeded and every
+// other got invalid_grant.
+func exactlyOne(t *testing.T, what string, ok int, errs []error) {
+	t.Helper()
+	if ok != 1 {
+		t.Fatalf("%d %s succeeded: %v", ok, what, errs)
+	}
+	for _, err := range errs {
+		if testkit.OAuthErrorCode(err) != "invalid_grant" {
+			t.Fatalf("loser got %v", err)
+		}
+	}
 }
 
 func TestConcurrentRedemptions(t *testing.T) {
@@ -194,14 +209,7 @@ func TestConcurrentRedemptions(t *testing.T) {
 			}
 			return err
 		})
-		if ok != 1 {
-			t.Fatalf("%d redemptions succeeded: %v", ok, errs)
-		}
-		for _, err := range errs {
-			if testkit.OAuthErrorCode(err) != "invalid_grant" {
-				t.Fatalf("loser got %v", err)
-			}
-		}
+		exactlyOne(t, "redemptions", ok, errs)
 		// The replays revoked what the winning redemption issued.
 		if _, err := cfg.TokenSource(bg(), &oauth2.Token{RefreshToken: won.RefreshToken}).Token(); testkit.OAuthErrorCode(err) != "invalid_grant" {
 			t.Fatalf("the winner's refresh token survived the replays: %v", err)
@@ -215,13 +223,6 @@ func TestConcurrentRedemptions(t *testing.T) {
 			_, err := cfg.TokenSource(bg(), &oauth2.Token{RefreshToken: tok.RefreshToken}).Token()
 			return err
 		})
-		if ok != 1 {
-			t.Fatalf("%d refreshes succeeded: %v", ok, errs)
-		}
-		for _, err := range errs {
-			if testkit.OAuthErrorCode(err) != "invalid_grant" {
-				t.Fatalf("loser got %v", err)
-			}
-		}
+		exactlyOne(t, "refreshes", ok, errs)
 	})
 }

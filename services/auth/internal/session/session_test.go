@@ -6,17 +6,26 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/eventreg/eventreg/libs/testkit"
 )
 
 func TestMain(m *testing.M) { testkit.Main(m) }
 
-func TestSessionExpiry(t *testing.T) {
+// clocked is a store on a Redis of its own (sessions idle a minute, an hour
+// at most) whose clock reads *now, and that Redis.
+func clocked(t *testing.T, now *time.Time) (*Store, redis.UniversalClient) {
 	rdb := testkit.NewRedisClient(t)
+	s := New(rdb, time.Minute, time.Hour)
+	s.now = func() time.Time { return *now }
+	return s, rdb
+}
+
+func TestSessionExpiry(t *testing.T) {
 	ctx := context.Background()
 	now := time.Now()
-	s := New(rdb, time.Minute, time.Hour)
-	s.now = func() time.Time { return now }
+	s, rdb := clocked(t, &now)
 
 	sess, err := s.Create(ctx, 1001)
 	if err != nil {
@@ -59,11 +68,9 @@ func TestSessionExpiry(t *testing.T) {
 }
 
 func TestEndUser(t *testing.T) {
-	rdb := testkit.NewRedisClient(t)
 	ctx := context.Background()
 	now := time.Now()
-	s := New(rdb, time.Minute, time.Hour)
-	s.now = func() time.Time { return now }
+	s, rdb := clocked(t, &now)
 	create := func(t *testing.T, user int64) Session {
 		t.Helper()
 		sess, err := s.Create(ctx, user)

@@ -8,6 +8,7 @@ import (
 	"github.com/eventreg/eventreg/services/auth/internal/grant"
 	"github.com/eventreg/eventreg/services/auth/internal/randtoken"
 	"github.com/eventreg/eventreg/services/auth/internal/session"
+	"github.com/eventreg/eventreg/services/auth/internal/signing"
 )
 
 // MemoryCodes keeps authorization codes in memory (CodeStore).
@@ -117,4 +118,28 @@ func (m *MemorySessions) EndUser(_ context.Context, userID int64) (int, error) {
 		}
 	}
 	return n, nil
+}
+
+// MemoryKeys keeps signing keys in memory (signing.Store), for tests that
+// sign without PostgreSQL; its zero value holds no keys.
+type MemoryKeys struct {
+	mu   sync.Mutex
+	keys []signing.Key
+}
+
+// List returns the keys held, in the order they were added.
+func (m *MemoryKeys) List(context.Context) ([]signing.Key, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]signing.Key(nil), m.keys...), nil
+}
+
+// Locked runs decide on the keys held and adds the keys it returns, one
+// caller at a time as keydb.Store's lock has it.
+func (m *MemoryKeys) Locked(_ context.Context, decide func([]signing.Key) ([]signing.Key, error)) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	add, err := decide(append([]signing.Key(nil), m.keys...))
+	m.keys = append(m.keys, add...)
+	return err
 }

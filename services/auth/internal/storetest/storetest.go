@@ -2,7 +2,8 @@
 // interface a test function, parameterised by a constructor, that every
 // implementation runs from its own package's tests (the Redis and
 // PostgreSQL stores against real servers), and the in-memory stores that
-// pass it, which grant's unit tests run on.
+// pass it, which grant's unit tests run on; and MemoryKeys, a signing key
+// store in memory for the tests that sign without PostgreSQL.
 package storetest
 
 import (

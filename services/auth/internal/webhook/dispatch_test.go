@@ -18,14 +18,23 @@ import (
 	"github.com/eventreg/eventreg/services/auth/internal/webhook"
 )
 
+// failingReceiver is a receiver that answers every delivery with fail while
+// failing is set, as it is at first, and 200 once it is cleared.
+func failingReceiver(t *testing.T, fail func(http.ResponseWriter)) (rc *authtest.Receiver, failing *atomic.Bool) {
+	failing = new(atomic.Bool)
+	failing.Store(true)
+	rc = authtest.NewReceiver(t, func(w http.ResponseWriter, _ *http.Request, _ int) {
+		if failing.Load() {
+			fail(w)
+		}
+	})
+	return rc, failing
+}
+
 func TestRetryThenDeadThenReplay(t *testing.T) {
 	e := newEnv(t)
-	var failing atomic.Bool
-	failing.Store(true)
-	rc := authtest.NewReceiver(t, func(w http.ResponseWriter, _ *http.Request, _ int) {
-		if failing.Load() {
-			http.Error(w, "boom\n\tdown for maintenance", http.StatusInternalServerError)
-		}
+	rc, failing := failingReceiver(t, func(w http.ResponseWriter) {
+		http.Error(w, "boom\n\tdown for maintenance", http.StatusInternalServerError)
 	})
 	sub := e.subscribe(tracker, rc.URL, authapi.EventUserUpdated)
 	cfg := fast()
@@ -90,13 +99,7 @@ func TestRetryThenDeadThenReplay(t *testing.T) {
 
 func TestDisableAfterFailingTooLong(t *testing.T) {
 	e := newEnv(t)
-	var failing atomic.Bool
-	failing.Store(true)
-	rc := authtest.NewReceiver(t, func(w http.ResponseWriter, _ *http.Request, _ int) {
-		if failing.Load() {
-			w.WriteHeader(http.StatusServiceUnavailable)
-		}
-	})
+	rc, failing := failingReceiver(t, func(w http.ResponseWriter) { w.WriteHeader(http.StatusServiceUnavailable) })
 	sub := e.subscribe(tracker, rc.URL, authapi.EventUserUpdated)
 	cfg := fast()
 	cfg.DisableAfter = 300 * time.Millisecond
@@ -211,6 +214,55 @@ func TestHangingEndpointDoesNotDelayAnother(t *testing.T) {
 	if n := g.maxSeen.Load(); n != 4 {
 		t.Fatalf("%d requests hung at the slow endpoint, want its limit 4", n)
 	}
+}
+
+// TestOneAppCannotHoldEveryWorker: an app whose endpoints all hang holds no
+// more than its share of a replica's workers; another app's deliveries go
+// out meanwhile.
+func TestOneAppCannotHoldEveryWorker(t *testing.T) {
+	e := newEnv(t)
+	release := make(chan struct{})
+	hang := func(w http.ResponseWriter, r *http.Request, _ int) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}
+	var slow []*authtest.Receiver
+	for range 3 {
+		rc := authtest.NewReceiver(t, hang)
+		slow = append(slow, rc)
+		e.subscribe(tracker, rc.URL, authapi.EventUserUpdated)
+	}
+	t.Cleanup(func() { close(release) })
+	other := authtest.NewReceiver(t, nil)
+	e.subscribe(reader, other.URL, authapi.EventRegistrationUpdated)
+	cfg := fast()
+	// 3 subscriptions × 4 per endpoint = 12 deliveries the app could hold,
+	// more than the 8 workers; the app's share is a quarter of them.
+	cfg.Workers, cfg.Timeout, cfg.Lease = 8, time.Minute, 2*time.Minute
+	e.run(cfg)
+	for i := range 6 {
+		e.publish(authtest.Event(authapi.EventUserUpdated, "user:"+string(rune('a'+i)), `{}`))
+	}
+	inFlight := func() int {
+		n := 0
+		for _, rc := range slow {
+			n += rc.Count()
+		}
+		return n
+	}
+	e.eventually(10*time.Second, "the app's endpoints hanging", func() bool { return inFlight() > 0 })
+	e.publish(authtest.Event(authapi.EventRegistrationUpdated, "registration:1", `{}`))
+
+	t.Run("another app's delivery goes out while the first app's hang", func(t *testing.T) {
+		e.eventually(10*time.Second, "the other app's delivery", func() bool { return other.Count() == 1 })
+	})
+	t.Run("the hanging app holds at most its share of the workers", func(t *testing.T) {
+		if n := inFlight(); n > cfg.Workers/4 {
+			t.Fatalf("%d deliveries of one app in flight, more than a quarter of %d workers", n, cfg.Workers)
+		}
+	})
 }
 
 func TestTwoDispatchersDeliverEachOnce(t *testing.T) {

@@ -3,6 +3,7 @@ package webhook_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -135,4 +136,51 @@ func TestRetention(t *testing.T) {
 	if err := e.pool.QueryRow(ctx, `SELECT count(*) FROM webhook_events`).Scan(&events); err != nil || events != 2 {
 		t.Fatalf("%d events left, want the 2 with deliveries (%v)", events, err)
 	}
+}
+
+// TestDisabledSubscriptionBacklogExpires: a disabled subscription's
+// pending deliveries go dead once their retry window ends, and are then
+// deleted with the dead retention: a subscription left disabled keeps no
+// growing backlog of personal data.
+func TestDisabledSubscriptionBacklogExpires(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	rc := authtest.NewReceiver(t, nil)
+	sub := e.subscribe(tracker, rc.URL, authapi.EventUserUpdated)
+	off := webhook.StateDisabled
+	if _, err := e.hooks.Update(ctx, tracker, sub.ID, webhook.Change{State: &off}); err != nil {
+		t.Fatal(err)
+	}
+	e.publish(authtest.Event(authapi.EventUserUpdated, "user:1", `{"id":"1"}`), authtest.Event(authapi.EventUserUpdated, "user:2", `{"id":"2"}`))
+	cfg := fast()
+	cfg.RetryFor, cfg.SweepInterval = 300*time.Millisecond, 50*time.Millisecond
+
+	t.Run("pending deliveries of a disabled subscription go dead when their retry window ends", func(t *testing.T) {
+		stop := e.run(cfg)
+		defer stop()
+		e.eventually(10*time.Second, "the deliveries dead", func() bool {
+			ds := e.deliveries(sub.ID)
+			for _, d := range ds {
+				if d.State != webhook.DeliveryDead {
+					return false
+				}
+			}
+			return len(ds) == 2
+		})
+		for _, d := range e.deliveries(sub.ID) {
+			if !strings.Contains(d.LastError, "disabled") || d.Attempts != 0 {
+				t.Fatalf("%+v", d)
+			}
+		}
+		if rc.Count() != 0 {
+			t.Fatalf("%d sent while disabled", rc.Count())
+		}
+	})
+	t.Run("and are deleted with the dead retention", func(t *testing.T) {
+		cfg := cfg
+		cfg.DeadRetention = 100 * time.Millisecond
+		stop := e.run(cfg)
+		defer stop()
+		e.eventually(10*time.Second, "the dead deliveries deleted", func() bool { return len(e.deliveries(sub.ID)) == 0 })
+	})
 }

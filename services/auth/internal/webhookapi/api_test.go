@@ -20,9 +20,7 @@ import (
 )
 
 func TestSubscriptionsAPI(t *testing.T) {
-	s := start(t)
-	tok := s.ServiceToken(t, authtest.ServiceID, authtest.ServiceSecret, "webhook:manage")
-	rc := authtest.NewReceiver(t, nil)
+	s, tok, rc := startManaging(t)
 
 	created := s.Do(t, http.MethodPost, "/api/v0/webhooks", tok, jsonBody(map[string]any{
 		"url": rc.URL + "/in", "events": []string{"volunteer-updated", "user-updated"}, "description": "shift planner"}))
@@ -120,17 +118,12 @@ func TestSubscriptionsAPI(t *testing.T) {
 }
 
 func TestWebhookTokenIsNotAnAccessToken(t *testing.T) {
-	s := start(t)
-	tok := s.ServiceToken(t, authtest.ServiceID, authtest.ServiceSecret, "webhook:manage")
-	rc := authtest.NewReceiver(t, nil)
+	s, tok, rc := startManaging(t)
 	if got := s.Do(t, http.MethodPost, "/api/v0/webhooks", tok, jsonBody(map[string]any{"url": rc.URL, "events": []string{"user-updated"}})); got.Status != 201 {
 		t.Fatalf("%d %s", got.Status, got.Body)
 	}
-	s.Publish(t, authtest.Event(authapi.EventUserUpdated, "user:1001", `{"id":"1001"}`))
-	authtest.Eventually(t, 10*time.Second, "a delivery", func() bool { return rc.Count() == 1 })
-	req := rc.Last()
+	req, webhookJWT := delivery(t, s, rc, authtest.Event(authapi.EventUserUpdated, "user:1001", `{"id":"1001"}`), 1)
 	body := req.Body
-	webhookJWT := strings.TrimPrefix(req.Header.Get("Authorization"), "Bearer ")
 
 	t.Run("it verifies with go-jose against auth's published JWKS", func(t *testing.T) {
 		resp, err := http.Get(s.URL + "/.well-known/jwks.json")

@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	jwt "github.com/golang-jwt/jwt/v5"
 	"github.com/google/go-cmp/cmp"
@@ -17,9 +16,7 @@ import (
 )
 
 func TestConCatFormat(t *testing.T) {
-	s := start(t)
-	tok := s.ServiceToken(t, authtest.ServiceID, authtest.ServiceSecret, "webhook:manage")
-	rc := authtest.NewReceiver(t, nil)
+	s, tok, rc := startManaging(t)
 	url := rc.URL + "/concat?app=1"
 
 	key := s.Do(t, http.MethodGet, "/api/webhooks/key", "", nil)
@@ -37,11 +34,8 @@ func TestConCatFormat(t *testing.T) {
 		t.Fatalf("%d %s", created.Status, created.Body)
 	}
 	path := "/api/v0/webhooks/" + sub["id"].(string)
-	s.Publish(t, authtest.Event(authapi.EventUserUpdated, "user:1001", `{"id": "1001", "preferredName": "Tom & Jerry <3"}`))
-	authtest.Eventually(t, 10*time.Second, "the delivery", func() bool { return rc.Count() == 1 })
-	req := rc.Last()
+	req, raw := delivery(t, s, rc, authtest.Event(authapi.EventUserUpdated, "user:1001", `{"id": "1001", "preferredName": "Tom & Jerry <3"}`), 1)
 	body := req.Body
-	raw := strings.TrimPrefix(req.Header.Get("Authorization"), "Bearer ")
 
 	t.Run("the delivery verifies as the real API's documentation says", func(t *testing.T) {
 		if err := testkit.VerifyConCatDelivery(raw, body, key.Body, url, s.URL); err != nil {
@@ -71,11 +65,8 @@ func TestConCatFormat(t *testing.T) {
 		if got.Status != 200 || got.JSON(t)["format"] != "eventreg" {
 			t.Fatalf("%d %s", got.Status, got.Body)
 		}
-		s.Publish(t, authtest.Event(authapi.EventUserUpdated, "user:1001", `{"id":"1001"}`))
-		authtest.Eventually(t, 10*time.Second, "the second delivery", func() bool { return rc.Count() == 2 })
-		req := rc.Last()
+		req, raw := delivery(t, s, rc, authtest.Event(authapi.EventUserUpdated, "user:1001", `{"id":"1001"}`), 2)
 		body := req.Body
-		raw := strings.TrimPrefix(req.Header.Get("Authorization"), "Bearer ")
 		var c jwt.MapClaims
 		_, _, _ = jwt.NewParser().ParseUnverified(raw, &c)
 		if c["aud"] != "501" || c["exp"].(float64)-c["iat"].(float64) != 300 || c["sub"] != "webhook" || c["int"] == nil ||

@@ -18,9 +18,7 @@ import (
 )
 
 func TestEventIntake(t *testing.T) {
-	s := start(t)
-	tok := s.ServiceToken(t, authtest.ServiceID, authtest.ServiceSecret, "webhook:manage")
-	rc := authtest.NewReceiver(t, nil)
+	s, tok, rc := startManaging(t)
 	s.Do(t, http.MethodPost, "/api/v0/webhooks", tok, jsonBody(map[string]any{"url": rc.URL, "events": []string{"volunteer-updated"}}))
 	post := func(ct, body string) (int, string) {
 		t.Helper()

@@ -5,17 +5,14 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/eventreg/eventreg/services/auth/internal/authtest"
 	"github.com/eventreg/eventreg/services/auth/internal/webhook"
 )
 
 // TestOperatorDisableSticks: a subscription an operator disabled stays
 // disabled whatever its app sends, until an operator enables it again.
 func TestOperatorDisableSticks(t *testing.T) {
-	s := start(t)
+	s, tok, rc := startManaging(t)
 	ctx := context.Background()
-	tok := s.ServiceToken(t, authtest.ServiceID, authtest.ServiceSecret, "webhook:manage")
-	rc := authtest.NewReceiver(t, nil)
 	id := s.Do(t, http.MethodPost, "/api/v0/webhooks", tok, jsonBody(map[string]any{"url": rc.URL, "events": []string{"user-updated"}})).JSON(t)["id"].(string)
 	path := "/api/v0/webhooks/" + id
 	off, on := webhook.StateDisabled, webhook.StateActive

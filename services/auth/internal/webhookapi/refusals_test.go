@@ -30,10 +30,8 @@ type refusal struct {
 }
 
 func TestSubscriptionsAPIRefusals(t *testing.T) {
-	s := start(t)
+	s, tok, rc := startManaging(t)
 	ctx := context.Background()
-	tok := s.ServiceToken(t, authtest.ServiceID, authtest.ServiceSecret, "webhook:manage")
-	rc := authtest.NewReceiver(t, nil)
 	mine := s.Do(t, http.MethodPost, "/api/v0/webhooks", tok, jsonBody(map[string]any{"url": rc.URL, "events": []string{"user-updated"}})).JSON(t)["id"].(string)
 
 	// Another app holding webhook:manage and registration:read only.
