@@ -10,6 +10,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/eventreg/eventreg/e2e/stack"
+	"github.com/eventreg/eventreg/libs/testkit"
 )
 
 // The consent screen must say what the app will read: every field
@@ -23,7 +24,7 @@ func TestConsentTextNamesWhatTheAppReads(t *testing.T) {
 	if status != http.StatusOK || !strings.Contains(page, `value="authorize"`) {
 		t.Fatalf("no consent page: %d %v", status, h)
 	}
-	text := strings.ToLower(authField(t, regexp.MustCompile(`<li>([^<]*)<span class="name">pii:basic</span>`), page))
+	text := strings.ToLower(testkit.PageField(t, regexp.MustCompile(`<li>([^<]*)<span class="name">pii:basic</span>`), page))
 
 	r := mustSend(t, s, http.MethodGet, "/api/users/current", b.token(app, authAlice, authAlicePass).AccessToken, "")
 	var me map[string]any

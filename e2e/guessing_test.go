@@ -161,14 +161,14 @@ func forgedLoginsAreThrottledByTheRealAddress(t *testing.T, base, from, other st
 		t.Fatal("too few accounts to reach the per-address limit without any account's")
 	}
 	b := browserFrom(t, base, from)
-	csrf := authField(t, authCSRFRe, b.loginPage(base))
+	csrf := testkit.PageField(t, testkit.CSRFField, b.loginPage(base))
 	for i := 0; i <= loginPerAddress; i++ {
 		form := url.Values{"csrf_token": {csrf}, "next": {"/oauth/apps"}, "username": {demoAccounts[i%len(demoAccounts)]}, "password": {"not the password"}}
 		req := newFormRequest(base, "/oauth/login", "", "", form)
 		forged := "198.51.100." + strconv.Itoa(i+1)
 		req.Header.Set("X-Forwarded-For", forged)
 		req.Header.Set("X-Real-IP", forged)
-		r := mustDo(t, b.hc, req)
+		r := mustDo(t, b.Client, req)
 		want := http.StatusBadRequest
 		if i == loginPerAddress {
 			want = http.StatusTooManyRequests

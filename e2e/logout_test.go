@@ -12,6 +12,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/eventreg/eventreg/e2e/stack"
+	"github.com/eventreg/eventreg/libs/testkit"
 )
 
 // TestLogoutAsAppsCallIt drives GET /oauth/logout?client_id=&access_token=&next=
@@ -113,7 +114,7 @@ func TestLogoutThroughTheGatewayNeedsConfirmation(t *testing.T) {
 		if status != http.StatusOK || !strings.Contains(page, ">Sign out</button>") {
 			t.Fatalf("want the confirmation page: %d\n%s", status, page)
 		}
-		back.Set("csrf_token", authField(t, authCSRFRe, page))
+		back.Set("csrf_token", testkit.PageField(t, testkit.CSRFField, page))
 		status, h, _ := b.do(http.MethodPost, gw+"/oauth/logout", back)
 		if status != http.StatusSeeOther || h.Get("Location") != authRedirectURI {
 			t.Fatalf("%d %v", status, h)

@@ -2,17 +2,15 @@ package e2e
 
 import (
 	"context"
-	"html"
 	"io"
 	"net"
 	"net/http"
-	"net/http/cookiejar"
 	"net/url"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/eventreg/eventreg/libs/testkit"
 	"golang.org/x/oauth2"
 )
 
@@ -81,18 +79,15 @@ func (cb *authCallback) none(t testing.TB) {
 	}
 }
 
-// authHTTPBrowser is a cookie-keeping HTTP client that does not follow
-// redirects: auth's sign-in pages without a browser, for the token-side tests.
+// authHTTPBrowser drives auth's sign-in pages without a browser
+// (testkit.PageBrowser), through the gateway gw, for the token-side tests.
 type authHTTPBrowser struct {
-	t  testing.TB
+	*testkit.PageBrowser
 	gw string
-	hc *http.Client
 }
 
 func newAuthHTTPBrowser(t testing.TB, gw string) *authHTTPBrowser {
-	jar, _ := cookiejar.New(nil)
-	return &authHTTPBrowser{t: t, gw: gw, hc: &http.Client{Jar: jar, Timeout: 10 * time.Second,
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
+	return &authHTTPBrowser{PageBrowser: testkit.NewPageBrowser(t), gw: gw}
 }
 
 // browserFrom is a browser whose connections leave from the loopback
@@ -100,18 +95,14 @@ func newAuthHTTPBrowser(t testing.TB, gw string) *authHTTPBrowser {
 func browserFrom(t testing.TB, gw, ip string) *authHTTPBrowser {
 	b := newAuthHTTPBrowser(t, gw)
 	dialer := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}, Timeout: 5 * time.Second}
-	b.hc.Transport = &http.Transport{DialContext: dialer.DialContext}
+	b.Client.Transport = &http.Transport{DialContext: dialer.DialContext}
 	return b
 }
 
-var (
-	authCSRFRe   = regexp.MustCompile(`name="csrf_token" value="([^"]+)"`)
-	authNextRe   = regexp.MustCompile(`name="next" value="([^"]+)"`)
-	authActionRe = regexp.MustCompile(`<form method="post" action="([^"]+)"`)
-)
-
+// do sends a request (form-encoded when form is not nil) and returns the
+// answer's status, header and body.
 func (b *authHTTPBrowser) do(method, u string, form url.Values) (int, http.Header, string) {
-	b.t.Helper()
+	b.T.Helper()
 	var body io.Reader
 	if form != nil {
 		body = strings.NewReader(form.Encode())
@@ -120,32 +111,16 @@ func (b *authHTTPBrowser) do(method, u string, form url.Values) (int, http.Heade
 	if form != nil {
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	}
-	resp, err := b.hc.Do(req)
-	if err != nil {
-		b.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	out, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, resp.Header, string(out)
-}
-
-// authField is the first group of re in page, unescaped; it fails t when
-// the page has none.
-func authField(t testing.TB, re *regexp.Regexp, page string) string {
-	t.Helper()
-	m := re.FindStringSubmatch(page)
-	if m == nil {
-		t.Fatalf("no %s in page:\n%s", re, page)
-	}
-	return html.UnescapeString(m[1])
+	p := b.Do(req)
+	return p.Status, p.Header, p.Body
 }
 
 // loginPage GETs the login page (of the gateway, or of auth itself at base).
 func (b *authHTTPBrowser) loginPage(base string) string {
-	b.t.Helper()
+	b.T.Helper()
 	status, _, page := b.do(http.MethodGet, base+"/oauth/login", nil)
 	if status != http.StatusOK {
-		b.t.Fatalf("the login page: %d\n%s", status, page)
+		b.T.Fatalf("the login page: %d\n%s", status, page)
 	}
 	return page
 }
@@ -153,19 +128,16 @@ func (b *authHTTPBrowser) loginPage(base string) string {
 // login submits the login form of page, a login page got from base, as
 // user with password; an empty next is the form's own.
 func (b *authHTTPBrowser) login(base, page, next, user, password string) (int, http.Header, string) {
-	b.t.Helper()
-	if next == "" {
-		next = authField(b.t, authNextRe, page)
-	}
-	return b.do(http.MethodPost, base+"/oauth/login", url.Values{"csrf_token": {authField(b.t, authCSRFRe, page)},
-		"next": {next}, "username": {user}, "password": {password}})
+	b.T.Helper()
+	p := b.Login(base, testkit.Page{Body: page}, next, user, password)
+	return p.Status, p.Header, p.Body
 }
 
 // authorize opens authURL and, when it is the login page, signs in as user:
 // it returns the answer that follows (the consent page, or the redirect to
 // the app when consent is remembered).
 func (b *authHTTPBrowser) authorize(authURL, user, password string) (int, http.Header, string) {
-	t := b.t
+	t := b.T
 	t.Helper()
 	status, h, page := b.do(http.MethodGet, authURL, nil)
 	if status == http.StatusOK && strings.Contains(page, `name="password"`) {
@@ -180,14 +152,14 @@ func (b *authHTTPBrowser) authorize(authURL, user, password string) (int, http.H
 
 // decide presses decision ("authorize" or "deny") on a consent page.
 func (b *authHTTPBrowser) decide(page, decision string) (int, http.Header, string) {
-	b.t.Helper()
-	return b.do(http.MethodPost, b.gw+authField(b.t, authActionRe, page),
-		url.Values{"csrf_token": {authField(b.t, authCSRFRe, page)}, "decision": {decision}})
+	b.T.Helper()
+	p := b.Decide(b.gw, testkit.Page{Body: page}, decision)
+	return p.Status, p.Header, p.Body
 }
 
 // code runs login and consent for user and returns the code the app receives.
 func (b *authHTTPBrowser) code(authURL, user, password string) string {
-	t := b.t
+	t := b.T
 	t.Helper()
 	status, h, page := b.authorize(authURL, user, password)
 	if status == http.StatusOK && strings.Contains(page, `value="authorize"`) {
@@ -203,12 +175,12 @@ func (b *authHTTPBrowser) code(authURL, user, password string) string {
 // token is what app gets acting for user: login, consent, and the code
 // redeemed with PKCE.
 func (b *authHTTPBrowser) token(app *oauth2.Config, user, password string) *oauth2.Token {
-	b.t.Helper()
+	b.T.Helper()
 	verifier := oauth2.GenerateVerifier()
 	code := b.code(app.AuthCodeURL("state-"+user, oauth2.S256ChallengeOption(verifier)), user, password)
 	tok, err := app.Exchange(context.Background(), code, oauth2.VerifierOption(verifier))
 	if err != nil {
-		b.t.Fatalf("exchanging %s's code: %v", user, err)
+		b.T.Fatalf("exchanging %s's code: %v", user, err)
 	}
 	return tok
 }
@@ -216,13 +188,13 @@ func (b *authHTTPBrowser) token(app *oauth2.Config, user, password string) *oaut
 // sessionCounts reports whether b's session cookie still signs it in: the
 // authorization request is answered without the login page.
 func (b *authHTTPBrowser) sessionCounts(authURL string) bool {
-	b.t.Helper()
+	b.T.Helper()
 	status, _, page := b.do(http.MethodGet, authURL, nil)
 	if status == http.StatusOK && strings.Contains(page, `name="password"`) {
 		return false
 	}
 	if status != http.StatusFound {
-		b.t.Fatalf("authorization request: %d\n%s", status, page)
+		b.T.Fatalf("authorization request: %d\n%s", status, page)
 	}
 	return true
 }

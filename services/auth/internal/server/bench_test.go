@@ -114,13 +114,13 @@ func newBenchFlow(b *testing.B, s *authtest.Server, name, id, secret string, sco
 	}
 	// Sign in and consent once, with the browser helpers of the tests.
 	br := newBrowser(b)
-	p := br.get(cfg.AuthCodeURL("st", oauth2.S256ChallengeOption(oauth2.GenerateVerifier())))
-	p = br.login(s.URL, p, authtest.Alice.Username, authtest.Alice.Password)
+	p := br.Get(cfg.AuthCodeURL("st", oauth2.S256ChallengeOption(oauth2.GenerateVerifier())))
+	p = br.Login(s.URL, p, "", authtest.Alice.Username, authtest.Alice.Password)
 	p = br.follow(s.URL, p)
-	if p.status == http.StatusOK && strings.Contains(p.body, `value="authorize"`) {
-		br.decide(s.URL, p, "authorize")
+	if p.Status == http.StatusOK && strings.Contains(p.Body, `value="authorize"`) {
+		br.Decide(s.URL, p, "authorize")
 	}
-	return &benchFlow{name: name, id: id, secret: secret, openid: openid, s: s, browser: br.hc, app: &http.Client{},
+	return &benchFlow{name: name, id: id, secret: secret, openid: openid, s: s, browser: br.Client, app: &http.Client{},
 		authURL: cfg.AuthCodeURL("st", opts...), verifier: verifier}
 }
 

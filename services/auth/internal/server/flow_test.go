@@ -41,22 +41,22 @@ func TestAuthorizationCodeFlow(t *testing.T) {
 	verifier := oauth2.GenerateVerifier()
 
 	// Login, consent, code, exchange with PKCE.
-	p := b.get(cfg.AuthCodeURL("st-1", oauth2.S256ChallengeOption(verifier)))
-	if p.status != 200 || !strings.Contains(p.body, `name="username"`) || !strings.Contains(p.body, `name="password"`) {
-		t.Fatalf("login page: %d\n%s", p.status, p.body)
+	p := b.Get(cfg.AuthCodeURL("st-1", oauth2.S256ChallengeOption(verifier)))
+	if p.Status != 200 || !strings.Contains(p.Body, `name="username"`) || !strings.Contains(p.Body, `name="password"`) {
+		t.Fatalf("login page: %d\n%s", p.Status, p.Body)
 	}
-	p = b.login(s.URL, p, "alice", authtest.Alice.Password)
-	if p.status != http.StatusSeeOther {
-		t.Fatalf("login: %d %s", p.status, p.body)
+	p = b.Login(s.URL, p, "", "alice", authtest.Alice.Password)
+	if p.Status != http.StatusSeeOther {
+		t.Fatalf("login: %d %s", p.Status, p.Body)
 	}
 	p = b.follow(s.URL, p)
-	if p.status != 200 || !strings.Contains(p.body, "Con Badge Printer") || !strings.Contains(p.body, "Prints badges for you") ||
-		!strings.Contains(p.body, ">Authorize<") || !strings.Contains(p.body, ">Deny<") || strings.Contains(p.body, "administrative permission") {
-		t.Fatalf("consent page: %d\n%s", p.status, p.body)
+	if p.Status != 200 || !strings.Contains(p.Body, "Con Badge Printer") || !strings.Contains(p.Body, "Prints badges for you") ||
+		!strings.Contains(p.Body, ">Authorize<") || !strings.Contains(p.Body, ">Deny<") || strings.Contains(p.Body, "administrative permission") {
+		t.Fatalf("consent page: %d\n%s", p.Status, p.Body)
 	}
-	p = b.decide(s.URL, p, "authorize")
-	if p.status != http.StatusSeeOther {
-		t.Fatalf("a redirect after the consent POST is 303, got %d", p.status)
+	p = b.Decide(s.URL, p, "authorize")
+	if p.Status != http.StatusSeeOther {
+		t.Fatalf("a redirect after the consent POST is 303, got %d", p.Status)
 	}
 	q := callback(t, p)
 	if q.Get("state") != "st-1" {
@@ -95,15 +95,15 @@ func TestAuthorizationCodeFlow(t *testing.T) {
 	})
 
 	t.Run("remembered consent skips the page for the same or fewer scopes", func(t *testing.T) {
-		p := b.get(oboConfig(s, authtest.BadgeID, authtest.BadgeSecret, "pii:basic").AuthCodeURL("st-2"))
+		p := b.Get(oboConfig(s, authtest.BadgeID, authtest.BadgeSecret, "pii:basic").AuthCodeURL("st-2"))
 		if q := callback(t, p); q.Get("code") == "" || q.Get("state") != "st-2" {
 			t.Fatalf("%v", q)
 		}
 	})
 	t.Run("more scopes ask again", func(t *testing.T) {
-		p := b.get(oboConfig(s, authtest.BadgeID, authtest.BadgeSecret, "pii:basic", "pii:phone").AuthCodeURL("st-3"))
-		if p.status != 200 || !strings.Contains(p.body, `value="authorize"`) {
-			t.Fatalf("%d %s", p.status, p.body)
+		p := b.Get(oboConfig(s, authtest.BadgeID, authtest.BadgeSecret, "pii:basic", "pii:phone").AuthCodeURL("st-3"))
+		if p.Status != 200 || !strings.Contains(p.Body, `value="authorize"`) {
+			t.Fatalf("%d %s", p.Status, p.Body)
 		}
 	})
 	t.Run("a change of the app's approved scopes asks again", func(t *testing.T) {
@@ -113,14 +113,14 @@ func TestAuthorizationCodeFlow(t *testing.T) {
 		if _, err := s.Pool.Exec(bg(), `UPDATE clients SET scopes = array_remove(scopes, 'pii:address') WHERE id = 502`); err != nil {
 			t.Fatal(err)
 		}
-		p := b.get(oboConfig(s, authtest.BadgeID, authtest.BadgeSecret, "pii:basic").AuthCodeURL("st-4"))
-		if p.status != 200 || !strings.Contains(p.body, `value="authorize"`) {
-			t.Fatalf("%d %s", p.status, p.body)
+		p := b.Get(oboConfig(s, authtest.BadgeID, authtest.BadgeSecret, "pii:basic").AuthCodeURL("st-4"))
+		if p.Status != 200 || !strings.Contains(p.Body, `value="authorize"`) {
+			t.Fatalf("%d %s", p.Status, p.Body)
 		}
 	})
 	t.Run("deny redirects with access_denied and the state", func(t *testing.T) {
-		p := b.get(oboConfig(s, authtest.BadgeID, authtest.BadgeSecret, "pii:basic", "pii:phone").AuthCodeURL("st-5"))
-		q := callback(t, b.decide(s.URL, p, "deny"))
+		p := b.Get(oboConfig(s, authtest.BadgeID, authtest.BadgeSecret, "pii:basic", "pii:phone").AuthCodeURL("st-5"))
+		q := callback(t, b.Decide(s.URL, p, "deny"))
 		if q.Get("error") != "access_denied" || q.Get("state") != "st-5" || q.Get("code") != "" {
 			t.Fatalf("%v", q)
 		}
@@ -134,12 +134,12 @@ func TestSensitiveScopes(t *testing.T) {
 	// browser and the page that follows the login.
 	signIn := func(t *testing.T, authURL string, user authtest.User) (*browser, page) {
 		b := newBrowser(t)
-		return b, b.follow(s.URL, b.login(s.URL, b.get(authURL), user.Username, user.Password))
+		return b, b.follow(s.URL, b.Login(s.URL, b.Get(authURL), "", user.Username, user.Password))
 	}
 	// granted authorizes on the consent page p: the token says scope.
 	granted := func(t *testing.T, b *browser, p page, scope string) {
 		t.Helper()
-		code := callback(t, b.decide(s.URL, p, "authorize")).Get("code")
+		code := callback(t, b.Decide(s.URL, p, "authorize")).Get("code")
 		if tok := mustExchange(t, cfg, code, ""); tok.Extra("scope") != scope {
 			t.Fatalf("%+v, want scope %q", tok, scope)
 		}
@@ -147,23 +147,23 @@ func TestSensitiveScopes(t *testing.T) {
 
 	t.Run("the consent page marks sensitive scopes and turns Authorize red", func(t *testing.T) {
 		b, p := signIn(t, cfg.AuthCodeURL("s"), authtest.Alice)
-		if !strings.Contains(p.body, `<li class="sensitive">`) || !strings.Contains(p.body, "This is an administrative permission") ||
-			!strings.Contains(p.body, `value="authorize" class="danger"`) {
-			t.Fatalf("%s", p.body)
+		if !strings.Contains(p.Body, `<li class="sensitive">`) || !strings.Contains(p.Body, "This is an administrative permission") ||
+			!strings.Contains(p.Body, `value="authorize" class="danger"`) {
+			t.Fatalf("%s", p.Body)
 		}
 		granted(t, b, p, "pii:basic user:read")
 	})
 	t.Run("the same user may authorize the app's non-sensitive scopes", func(t *testing.T) {
 		_, p := signIn(t, oboConfig(s, authtest.StaffID, authtest.StaffSecret, "pii:basic").AuthCodeURL("s"), authtest.Bob)
-		if p.status != 200 || strings.Contains(p.body, "administrative") {
-			t.Fatalf("%d %s", p.status, p.body)
+		if p.Status != 200 || strings.Contains(p.Body, "administrative") {
+			t.Fatalf("%d %s", p.Status, p.Body)
 		}
 	})
 	t.Run("a user lacking a sensitive scope's permission is asked for the rest; the token says what was granted", func(t *testing.T) {
 		b, p := signIn(t, cfg.AuthCodeURL("s"), authtest.Bob)
-		if p.status != 200 || !strings.Contains(p.body, `<div class="withheld" role="note">`) ||
-			!strings.Contains(p.body, `<span class="name">user:read</span></li>`) || strings.Contains(p.body, `class="danger"`) {
-			t.Fatalf("%d %s", p.status, p.body)
+		if p.Status != 200 || !strings.Contains(p.Body, `<div class="withheld" role="note">`) ||
+			!strings.Contains(p.Body, `<span class="name">user:read</span></li>`) || strings.Contains(p.Body, `class="danger"`) {
+			t.Fatalf("%d %s", p.Status, p.Body)
 		}
 		granted(t, b, p, "pii:basic")
 	})

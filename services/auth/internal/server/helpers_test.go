@@ -3,12 +3,9 @@ package server_test
 import (
 	"context"
 	"encoding/json"
-	"html"
 	"io"
 	"net/http"
-	"net/http/cookiejar"
 	"net/url"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +13,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/eventreg/eventreg/libs/apispec"
+	"github.com/eventreg/eventreg/libs/testkit"
 	"github.com/eventreg/eventreg/libs/tokenauth"
 
 	"github.com/eventreg/eventreg/services/auth/internal/authtest"
@@ -107,94 +105,32 @@ func validator(t *testing.T, s *authtest.Server) *tokenauth.Validator {
 	return v
 }
 
-// browser is a cookie-keeping client that does not follow redirects, so each
-// step of the flow can be checked.
-type browser struct {
-	t  testing.TB
-	hc *http.Client
-}
+// browser drives auth's pages one step at a time (testkit.PageBrowser).
+type browser struct{ *testkit.PageBrowser }
 
-func newBrowser(t testing.TB) *browser {
-	jar, _ := cookiejar.New(nil)
-	return &browser{t: t, hc: &http.Client{Jar: jar, Timeout: 10 * time.Second,
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
-}
+type page = testkit.Page
 
-type page struct {
-	status int
-	header http.Header
-	body   string
-}
-
-func (b *browser) do(req *http.Request) page {
-	b.t.Helper()
-	resp, err := b.hc.Do(req)
-	if err != nil {
-		b.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	return page{status: resp.StatusCode, header: resp.Header, body: string(body)}
-}
-
-func (b *browser) get(u string) page {
-	req, _ := http.NewRequest(http.MethodGet, u, nil)
-	return b.do(req)
-}
-
-func (b *browser) postForm(u string, v url.Values) page {
-	req, _ := http.NewRequest(http.MethodPost, u, strings.NewReader(v.Encode()))
-	req.Header.Set("Content-Type", form)
-	return b.do(req)
-}
-
-var (
-	csrfRe   = regexp.MustCompile(`name="csrf_token" value="([^"]+)"`)
-	nextRe   = regexp.MustCompile(`name="next" value="([^"]+)"`)
-	actionRe = regexp.MustCompile(`<form method="post" action="([^"]+)"`)
-)
-
-func field(t testing.TB, re *regexp.Regexp, body string) string {
-	t.Helper()
-	m := re.FindStringSubmatch(body)
-	if m == nil {
-		t.Fatalf("no %s in page:\n%s", re, body)
-	}
-	return html.UnescapeString(m[1])
-}
-
-// login fills the login page p with the credentials and returns the answer.
-func (b *browser) login(base string, p page, username, password string) page {
-	b.t.Helper()
-	return b.postForm(base+"/oauth/login", url.Values{"csrf_token": {field(b.t, csrfRe, p.body)}, "next": {field(b.t, nextRe, p.body)},
-		"username": {username}, "password": {password}})
-}
-
-// decide presses Authorize or Deny on consent page p.
-func (b *browser) decide(base string, p page, decision string) page {
-	b.t.Helper()
-	return b.postForm(base+field(b.t, actionRe, p.body), url.Values{"csrf_token": {field(b.t, csrfRe, p.body)}, "decision": {decision}})
-}
+func newBrowser(t testing.TB) *browser { return &browser{testkit.NewPageBrowser(t)} }
 
 // follow GETs the Location of p, which must be on this server.
 func (b *browser) follow(base string, p page) page {
-	b.t.Helper()
-	loc := p.header.Get("Location")
+	b.T.Helper()
+	loc := p.Header.Get("Location")
 	if !strings.HasPrefix(loc, "/") {
-		b.t.Fatalf("redirect to %q leaves the server", loc)
+		b.T.Fatalf("redirect to %q leaves the server", loc)
 	}
-	return b.get(base + loc)
+	return b.Get(base + loc)
 }
 
 // callback parses a redirect to the app's redirect URI.
 func callback(t *testing.T, p page) url.Values {
 	t.Helper()
-	if p.status != http.StatusFound && p.status != http.StatusSeeOther {
-		t.Fatalf("want a redirect to the app, got %d:\n%s", p.status, p.body)
+	if p.Status != http.StatusFound && p.Status != http.StatusSeeOther {
+		t.Fatalf("want a redirect to the app, got %d:\n%s", p.Status, p.Body)
 	}
-	u, err := url.Parse(p.header.Get("Location"))
+	u, err := url.Parse(p.Header.Get("Location"))
 	if err != nil || !strings.HasPrefix(u.String(), authtest.RedirectURI) {
-		t.Fatalf("redirect to %q", p.header.Get("Location"))
+		t.Fatalf("redirect to %q", p.Header.Get("Location"))
 	}
 	return u.Query()
 }
@@ -209,16 +145,16 @@ func oboConfig(s *authtest.Server, id, secret string, scopes ...string) *oauth2.
 // authorizing on the consent page when shown) and returns the code.
 func authorize(t *testing.T, s *authtest.Server, b *browser, authURL string, user authtest.User) string {
 	t.Helper()
-	p := b.get(authURL)
-	if p.status == http.StatusOK && strings.Contains(p.body, `name="password"`) {
-		p = b.login(s.URL, p, user.Username, user.Password)
-		if p.status != http.StatusSeeOther {
-			t.Fatalf("login: %d\n%s", p.status, p.body)
+	p := b.Get(authURL)
+	if p.Status == http.StatusOK && strings.Contains(p.Body, `name="password"`) {
+		p = b.Login(s.URL, p, "", user.Username, user.Password)
+		if p.Status != http.StatusSeeOther {
+			t.Fatalf("login: %d\n%s", p.Status, p.Body)
 		}
 		p = b.follow(s.URL, p)
 	}
-	if p.status == http.StatusOK && strings.Contains(p.body, `value="authorize"`) {
-		p = b.decide(s.URL, p, "authorize")
+	if p.Status == http.StatusOK && strings.Contains(p.Body, `value="authorize"`) {
+		p = b.Decide(s.URL, p, "authorize")
 	}
 	q := callback(t, p)
 	if q.Get("code") == "" {

@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/oauth2"
 
+	"github.com/eventreg/eventreg/libs/testkit"
 	"github.com/eventreg/eventreg/services/auth/internal/accesstoken"
 	"github.com/eventreg/eventreg/services/auth/internal/authtest"
 	"github.com/eventreg/eventreg/services/auth/internal/scope"
@@ -43,46 +44,50 @@ func TestLogoutAsAppsCallIt(t *testing.T) {
 		return q
 	}
 	// page is the confirmation page with its CSRF token blanked, to compare.
-	page := func(body string) string { return csrfRe.ReplaceAllString(body, `name="csrf_token" value=""`) }
+	page := func(body string) string {
+		return testkit.CSRFField.ReplaceAllString(body, `name="csrf_token" value=""`)
+	}
 
 	t.Run("the user's own token: the confirmation page, then back to next", func(t *testing.T) {
 		b := signedIn(t, s, authtest.Alice)
-		p := b.get(logoutURL(withHint(alices, "client_id", authtest.BadgeID)))
-		if p.status != http.StatusOK || field(t, nextAnyRe, p.body) != authtest.RedirectURI || field(t, clientIDRe, p.body) != authtest.BadgeID {
-			t.Fatalf("%d %s", p.status, p.body)
+		p := b.Get(logoutURL(withHint(alices, "client_id", authtest.BadgeID)))
+		if p.Status != http.StatusOK || testkit.PageField(t, nextAnyRe, p.Body) != authtest.RedirectURI || testkit.PageField(t, clientIDRe, p.Body) != authtest.BadgeID {
+			t.Fatalf("%d %s", p.Status, p.Body)
 		}
-		if strings.Contains(p.body, alices) {
+		if strings.Contains(p.Body, alices) {
 			t.Fatal("the page carries the access token")
 		}
 		if !signedInStill(t, s, b) {
 			t.Fatal("the GET ended the session")
 		}
-		p = b.postForm(s.URL+"/oauth/logout", url.Values{"csrf_token": {field(t, csrfRe, p.body)}, "next": {field(t, nextAnyRe, p.body)},
-			"client_id": {field(t, clientIDRe, p.body)}})
-		if p.status != http.StatusSeeOther || p.header.Get("Location") != authtest.RedirectURI || signedInStill(t, s, b) {
-			t.Fatalf("%d %v", p.status, p.header)
+		p = b.PostForm(s.URL+"/oauth/logout", url.Values{"csrf_token": {testkit.PageField(t, testkit.CSRFField, p.Body)}, "next": {testkit.PageField(t, nextAnyRe, p.Body)},
+			"client_id": {testkit.PageField(t, clientIDRe, p.Body)}})
+
+		if p.Status != http.StatusSeeOther || p.Header.Get("Location") != authtest.RedirectURI || signedInStill(t, s, b) {
+			t.Fatalf("%d %v", p.Status, p.Header)
 		}
 	})
 	t.Run("without client_id, the token's app is the one next must belong to", func(t *testing.T) {
 		b := signedIn(t, s, authtest.Alice)
-		p := b.get(logoutURL(withHint(alices)))
-		if p.status != http.StatusOK || field(t, clientIDRe, p.body) != authtest.BadgeID {
-			t.Fatalf("%d %s", p.status, p.body)
+		p := b.Get(logoutURL(withHint(alices)))
+		if p.Status != http.StatusOK || testkit.PageField(t, clientIDRe, p.Body) != authtest.BadgeID {
+			t.Fatalf("%d %s", p.Status, p.Body)
 		}
-		p = b.postForm(s.URL+"/oauth/logout", url.Values{"csrf_token": {field(t, csrfRe, p.body)}, "next": {field(t, nextAnyRe, p.body)},
-			"client_id": {field(t, clientIDRe, p.body)}})
-		if p.status != http.StatusSeeOther || p.header.Get("Location") != authtest.RedirectURI {
-			t.Fatalf("%d %v", p.status, p.header)
+		p = b.PostForm(s.URL+"/oauth/logout", url.Values{"csrf_token": {testkit.PageField(t, testkit.CSRFField, p.Body)}, "next": {testkit.PageField(t, nextAnyRe, p.Body)},
+			"client_id": {testkit.PageField(t, clientIDRe, p.Body)}})
+
+		if p.Status != http.StatusSeeOther || p.Header.Get("Location") != authtest.RedirectURI {
+			t.Fatalf("%d %v", p.Status, p.Header)
 		}
 	})
 	t.Run("another user's token signs no one out and the page says nothing of it", func(t *testing.T) {
 		b := signedIn(t, s, authtest.Alice)
-		own := b.get(logoutURL(withHint(alices, "client_id", authtest.BadgeID)))
-		bobs := b.get(logoutURL(withHint(issue(t, s.URL, time.Hour, authtest.Bob.ID, authtest.BadgeID), "client_id", authtest.BadgeID)))
-		if bobs.status != own.status || page(bobs.body) != page(own.body) || bobs.header.Get("Location") != "" {
-			t.Fatalf("Bob's token changed the page:\n%s\nwant\n%s", bobs.body, own.body)
+		own := b.Get(logoutURL(withHint(alices, "client_id", authtest.BadgeID)))
+		bobs := b.Get(logoutURL(withHint(issue(t, s.URL, time.Hour, authtest.Bob.ID, authtest.BadgeID), "client_id", authtest.BadgeID)))
+		if bobs.Status != own.Status || page(bobs.Body) != page(own.Body) || bobs.Header.Get("Location") != "" {
+			t.Fatalf("Bob's token changed the page:\n%s\nwant\n%s", bobs.Body, own.Body)
 		}
-		if strings.Contains(bobs.body, "bob") || strings.Contains(bobs.body, "1002") {
+		if strings.Contains(bobs.Body, "bob") || strings.Contains(bobs.Body, "1002") {
 			t.Fatal("the page names the token's user")
 		}
 		if !signedInStill(t, s, b) {
@@ -91,19 +96,19 @@ func TestLogoutAsAppsCallIt(t *testing.T) {
 	})
 	t.Run("an expired token of ours is still a hint", func(t *testing.T) {
 		b := signedIn(t, s, authtest.Alice)
-		p := b.get(logoutURL(withHint(issue(t, s.URL, -time.Minute, authtest.Alice.ID, authtest.BadgeID))))
-		if p.status != http.StatusOK || field(t, clientIDRe, p.body) != authtest.BadgeID {
-			t.Fatalf("%d %s", p.status, p.body)
+		p := b.Get(logoutURL(withHint(issue(t, s.URL, -time.Minute, authtest.Alice.ID, authtest.BadgeID))))
+		if p.Status != http.StatusOK || testkit.PageField(t, clientIDRe, p.Body) != authtest.BadgeID {
+			t.Fatalf("%d %s", p.Status, p.Body)
 		}
 	})
 	t.Run("without a session, a good hint is a finished sign-out: back to next", func(t *testing.T) {
-		p := newBrowser(t).get(logoutURL(withHint(alices)))
-		if p.status != http.StatusFound || p.header.Get("Location") != authtest.RedirectURI {
-			t.Fatalf("%d %v", p.status, p.header)
+		p := newBrowser(t).Get(logoutURL(withHint(alices)))
+		if p.Status != http.StatusFound || p.Header.Get("Location") != authtest.RedirectURI {
+			t.Fatalf("%d %v", p.Status, p.Header)
 		}
-		p = newBrowser(t).get(logoutURL(withHint(alices, "next", "https://evil.example/")))
-		if p.status != http.StatusOK || p.header.Get("Location") != "" || !strings.Contains(p.body, "signed out") {
-			t.Fatalf("an unregistered next: %d %v", p.status, p.header)
+		p = newBrowser(t).Get(logoutURL(withHint(alices, "next", "https://evil.example/")))
+		if p.Status != http.StatusOK || p.Header.Get("Location") != "" || !strings.Contains(p.Body, "signed out") {
+			t.Fatalf("an unregistered next: %d %v", p.Status, p.Header)
 		}
 	})
 
@@ -135,18 +140,18 @@ func TestLogoutAsAppsCallIt(t *testing.T) {
 	} {
 		t.Run("a bad hint is a 400 page and ends nothing: "+name, func(t *testing.T) {
 			b := signedIn(t, s, authtest.Alice)
-			p := b.get(logoutURL(q))
-			if p.status != http.StatusBadRequest || p.header.Get("Location") != "" || !strings.Contains(p.body, "Invalid sign-out request") {
-				t.Fatalf("%d %v %s", p.status, p.header, p.body)
+			p := b.Get(logoutURL(q))
+			if p.Status != http.StatusBadRequest || p.Header.Get("Location") != "" || !strings.Contains(p.Body, "Invalid sign-out request") {
+				t.Fatalf("%d %v %s", p.Status, p.Header, p.Body)
 			}
-			if strings.Contains(p.body, `action="/oauth/logout"`) {
+			if strings.Contains(p.Body, `action="/oauth/logout"`) {
 				t.Fatal("a bad hint got the Sign out form")
 			}
 			if !signedInStill(t, s, b) {
 				t.Fatal("a bad hint ended the session")
 			}
-			if p := newBrowser(t).get(logoutURL(q)); p.status != http.StatusBadRequest || p.header.Get("Location") != "" {
-				t.Fatalf("without a session: %d %v", p.status, p.header)
+			if p := newBrowser(t).Get(logoutURL(q)); p.Status != http.StatusBadRequest || p.Header.Get("Location") != "" {
+				t.Fatalf("without a session: %d %v", p.Status, p.Header)
 			}
 		})
 	}
@@ -163,58 +168,60 @@ func TestOIDCC_RPInitiatedLogout(t *testing.T) {
 	hint := tok.Extra("id_token").(string)
 	signedIn := func(t *testing.T) bool {
 		t.Helper()
-		p := b.get(wiki.cfg.AuthCodeURL("st", oauth2.S256ChallengeOption(oauth2.GenerateVerifier()), oauth2.SetAuthURLParam("prompt", "none")))
+		p := b.Get(wiki.cfg.AuthCodeURL("st", oauth2.S256ChallengeOption(oauth2.GenerateVerifier()), oauth2.SetAuthURLParam("prompt", "none")))
 		return callback(t, p).Get("code") != ""
 	}
 	logoutURL := func(v url.Values) string { return s.URL + "/oauth/logout?" + v.Encode() }
 
 	t.Run("an unregistered post_logout_redirect_uri is the invalid request page; the session stays", func(t *testing.T) {
-		p := b.get(logoutURL(url.Values{"id_token_hint": {hint}, "post_logout_redirect_uri": {authtest.RedirectURI}, "state": {"s1"}}))
-		if p.status != http.StatusBadRequest || !strings.Contains(p.body, "post_logout_redirect_uri") || !signedIn(t) {
-			t.Fatalf("%d %s", p.status, p.body)
+		p := b.Get(logoutURL(url.Values{"id_token_hint": {hint}, "post_logout_redirect_uri": {authtest.RedirectURI}, "state": {"s1"}}))
+		if p.Status != http.StatusBadRequest || !strings.Contains(p.Body, "post_logout_redirect_uri") || !signedIn(t) {
+			t.Fatalf("%d %s", p.Status, p.Body)
 		}
 	})
 	t.Run("an id_token_hint this server did not sign is the invalid request page", func(t *testing.T) {
-		p := b.get(logoutURL(url.Values{"id_token_hint": {hint + "x"}, "post_logout_redirect_uri": {authtest.PostLogoutURI}}))
-		if p.status != http.StatusBadRequest || !signedIn(t) {
-			t.Fatalf("%d %s", p.status, p.body)
+		p := b.Get(logoutURL(url.Values{"id_token_hint": {hint + "x"}, "post_logout_redirect_uri": {authtest.PostLogoutURI}}))
+		if p.Status != http.StatusBadRequest || !signedIn(t) {
+			t.Fatalf("%d %s", p.Status, p.Body)
 		}
 	})
 	t.Run("a hint and a client_id of different apps are refused", func(t *testing.T) {
-		p := b.get(logoutURL(url.Values{"id_token_hint": {hint}, "client_id": {authtest.ForumID}, "post_logout_redirect_uri": {authtest.PostLogoutURI}}))
-		if p.status != http.StatusBadRequest || !signedIn(t) {
-			t.Fatalf("%d %s", p.status, p.body)
+		p := b.Get(logoutURL(url.Values{"id_token_hint": {hint}, "client_id": {authtest.ForumID}, "post_logout_redirect_uri": {authtest.PostLogoutURI}}))
+		if p.Status != http.StatusBadRequest || !signedIn(t) {
+			t.Fatalf("%d %s", p.Status, p.Body)
 		}
 	})
 	t.Run("a GET asks to confirm and ends nothing; the confirmation signs out and returns to the app with state", func(t *testing.T) {
-		p := b.get(logoutURL(url.Values{"id_token_hint": {hint}, "post_logout_redirect_uri": {authtest.PostLogoutURI}, "state": {"s2"}}))
-		if p.status != http.StatusOK || !strings.Contains(p.body, "Sign out?") || !signedIn(t) {
-			t.Fatalf("%d %s", p.status, p.body)
+		p := b.Get(logoutURL(url.Values{"id_token_hint": {hint}, "post_logout_redirect_uri": {authtest.PostLogoutURI}, "state": {"s2"}}))
+		if p.Status != http.StatusOK || !strings.Contains(p.Body, "Sign out?") || !signedIn(t) {
+			t.Fatalf("%d %s", p.Status, p.Body)
 		}
-		p = b.postForm(s.URL+"/oauth/logout", url.Values{"csrf_token": {field(t, csrfRe, p.body)}, "client_id": {authtest.WikiID},
+		p = b.PostForm(s.URL+"/oauth/logout", url.Values{"csrf_token": {testkit.PageField(t, testkit.CSRFField, p.Body)}, "client_id": {authtest.WikiID},
 			"post_logout_redirect_uri": {authtest.PostLogoutURI}, "state": {"s2"}})
-		if p.status != http.StatusSeeOther || p.header.Get("Location") != authtest.PostLogoutURI+"?state=s2" {
-			t.Fatalf("%d %v", p.status, p.header)
+
+		if p.Status != http.StatusSeeOther || p.Header.Get("Location") != authtest.PostLogoutURI+"?state=s2" {
+			t.Fatalf("%d %v", p.Status, p.Header)
 		}
-		q := callback(t, b.get(wiki.cfg.AuthCodeURL("st", oauth2.S256ChallengeOption(oauth2.GenerateVerifier()), oauth2.SetAuthURLParam("prompt", "none"))))
+		q := callback(t, b.Get(wiki.cfg.AuthCodeURL("st", oauth2.S256ChallengeOption(oauth2.GenerateVerifier()), oauth2.SetAuthURLParam("prompt", "none"))))
 		if q.Get("error") != "login_required" {
 			t.Fatalf("still signed in: %v", q)
 		}
 	})
 	t.Run("without a session the browser goes back at once, with state; an expired hint is still a hint", func(t *testing.T) {
-		p := newBrowser(t).get(logoutURL(url.Values{"id_token_hint": {hint}, "post_logout_redirect_uri": {authtest.PostLogoutURI}, "state": {"s3"}}))
-		if p.status != http.StatusFound || p.header.Get("Location") != authtest.PostLogoutURI+"?state=s3" {
-			t.Fatalf("%d %v", p.status, p.header)
+		p := newBrowser(t).Get(logoutURL(url.Values{"id_token_hint": {hint}, "post_logout_redirect_uri": {authtest.PostLogoutURI}, "state": {"s3"}}))
+		if p.Status != http.StatusFound || p.Header.Get("Location") != authtest.PostLogoutURI+"?state=s3" {
+			t.Fatalf("%d %v", p.Status, p.Header)
 		}
 	})
 	t.Run("a forged confirmation with an unregistered URI redirects nowhere", func(t *testing.T) {
 		b2 := newBrowser(t)
 		wiki.signIn(t, s, b2, authtest.Alice, "n2")
-		p := b2.get(logoutURL(url.Values{"client_id": {authtest.WikiID}}))
-		p = b2.postForm(s.URL+"/oauth/logout", url.Values{"csrf_token": {field(t, csrfRe, p.body)}, "client_id": {authtest.WikiID},
+		p := b2.Get(logoutURL(url.Values{"client_id": {authtest.WikiID}}))
+		p = b2.PostForm(s.URL+"/oauth/logout", url.Values{"csrf_token": {testkit.PageField(t, testkit.CSRFField, p.Body)}, "client_id": {authtest.WikiID},
 			"post_logout_redirect_uri": {"https://evil.example/"}})
-		if p.status != http.StatusBadRequest || p.header.Get("Location") != "" {
-			t.Fatalf("%d %v", p.status, p.header)
+
+		if p.Status != http.StatusBadRequest || p.Header.Get("Location") != "" {
+			t.Fatalf("%d %v", p.Status, p.Header)
 		}
 	})
 }

@@ -25,14 +25,14 @@ var (
 // signedInStill reports whether b's session still opens the apps page.
 func signedInStill(t *testing.T, s *authtest.Server, b *browser) bool {
 	t.Helper()
-	p := b.get(s.URL + "/oauth/apps")
-	switch p.status {
+	p := b.Get(s.URL + "/oauth/apps")
+	switch p.Status {
 	case http.StatusOK:
 		return true
 	case http.StatusFound:
 		return false
 	}
-	t.Fatalf("/oauth/apps: %d %s", p.status, p.body)
+	t.Fatalf("/oauth/apps: %d %s", p.Status, p.Body)
 	return false
 }
 
@@ -40,7 +40,7 @@ func signedInStill(t *testing.T, s *authtest.Server, b *browser) bool {
 func jarCookie(t *testing.T, s *authtest.Server, b *browser, name string) string {
 	t.Helper()
 	u, _ := url.Parse(s.URL + "/oauth/")
-	for _, c := range b.hc.Jar.Cookies(u) {
+	for _, c := range b.Client.Jar.Cookies(u) {
 		if c.Name == name {
 			return c.Value
 		}
@@ -54,14 +54,14 @@ func TestLogoutNeedsConfirmation(t *testing.T) {
 
 	t.Run("a GET with a session shows a Sign out form carrying next and client_id, and ends nothing", func(t *testing.T) {
 		b := signedIn(t, s, authtest.Alice)
-		p := b.get(s.URL + "/oauth/logout?" + back.Encode())
-		if p.status != http.StatusOK || p.header.Get("Location") != "" {
-			t.Fatalf("want the confirmation page, got %d %v", p.status, p.header)
+		p := b.Get(s.URL + "/oauth/logout?" + back.Encode())
+		if p.Status != http.StatusOK || p.Header.Get("Location") != "" {
+			t.Fatalf("want the confirmation page, got %d %v", p.Status, p.Header)
 		}
-		if field(t, actionRe, p.body) != "/oauth/logout" || field(t, csrfRe, p.body) == "" ||
-			field(t, nextAnyRe, p.body) != authtest.RedirectURI || field(t, clientIDRe, p.body) != authtest.BadgeID ||
-			strings.Count(p.body, "<button") != 1 || !strings.Contains(p.body, ">Sign out</button>") {
-			t.Fatalf("confirmation form:\n%s", p.body)
+		if testkit.PageField(t, testkit.FormAction, p.Body) != "/oauth/logout" || testkit.PageField(t, testkit.CSRFField, p.Body) == "" ||
+			testkit.PageField(t, nextAnyRe, p.Body) != authtest.RedirectURI || testkit.PageField(t, clientIDRe, p.Body) != authtest.BadgeID ||
+			strings.Count(p.Body, "<button") != 1 || !strings.Contains(p.Body, ">Sign out</button>") {
+			t.Fatalf("confirmation form:\n%s", p.Body)
 		}
 		if !signedInStill(t, s, b) {
 			t.Fatal("a GET of /oauth/logout ended the session")
@@ -69,18 +69,19 @@ func TestLogoutNeedsConfirmation(t *testing.T) {
 	})
 	t.Run("an image-style GET without parameters ends nothing", func(t *testing.T) {
 		b := signedIn(t, s, authtest.Alice)
-		b.get(s.URL + "/oauth/logout")
+		b.Get(s.URL + "/oauth/logout")
 		if !signedInStill(t, s, b) {
 			t.Fatal("a GET of /oauth/logout ended the session")
 		}
 	})
 	t.Run("the confirmed POST ends the session and returns to a registered next", func(t *testing.T) {
 		b := signedIn(t, s, authtest.Alice)
-		p := b.get(s.URL + "/oauth/logout?" + back.Encode())
-		p = b.postForm(s.URL+"/oauth/logout", url.Values{"csrf_token": {field(t, csrfRe, p.body)}, "next": {field(t, nextAnyRe, p.body)},
-			"client_id": {field(t, clientIDRe, p.body)}})
-		if p.status != http.StatusSeeOther || p.header.Get("Location") != authtest.RedirectURI {
-			t.Fatalf("%d %v", p.status, p.header)
+		p := b.Get(s.URL + "/oauth/logout?" + back.Encode())
+		p = b.PostForm(s.URL+"/oauth/logout", url.Values{"csrf_token": {testkit.PageField(t, testkit.CSRFField, p.Body)}, "next": {testkit.PageField(t, nextAnyRe, p.Body)},
+			"client_id": {testkit.PageField(t, clientIDRe, p.Body)}})
+
+		if p.Status != http.StatusSeeOther || p.Header.Get("Location") != authtest.RedirectURI {
+			t.Fatalf("%d %v", p.Status, p.Header)
 		}
 		if signedInStill(t, s, b) {
 			t.Fatal("the session survived the confirmed logout")
@@ -88,10 +89,10 @@ func TestLogoutNeedsConfirmation(t *testing.T) {
 	})
 	t.Run("the confirmed POST with any other next shows the signed-out page", func(t *testing.T) {
 		b := signedIn(t, s, authtest.Alice)
-		p := b.get(s.URL + "/oauth/logout")
-		p = b.postForm(s.URL+"/oauth/logout", url.Values{"csrf_token": {field(t, csrfRe, p.body)}, "next": {"https://evil.example/"}, "client_id": {authtest.BadgeID}})
-		if p.status != http.StatusOK || p.header.Get("Location") != "" || !strings.Contains(p.body, "signed out") {
-			t.Fatalf("%d %v", p.status, p.header)
+		p := b.Get(s.URL + "/oauth/logout")
+		p = b.PostForm(s.URL+"/oauth/logout", url.Values{"csrf_token": {testkit.PageField(t, testkit.CSRFField, p.Body)}, "next": {"https://evil.example/"}, "client_id": {authtest.BadgeID}})
+		if p.Status != http.StatusOK || p.Header.Get("Location") != "" || !strings.Contains(p.Body, "signed out") {
+			t.Fatalf("%d %v", p.Status, p.Header)
 		}
 		if signedInStill(t, s, b) {
 			t.Fatal("the session survived the confirmed logout")
@@ -100,9 +101,9 @@ func TestLogoutNeedsConfirmation(t *testing.T) {
 	t.Run("a POST with a bad or missing CSRF token is the form-expired page and ends nothing", func(t *testing.T) {
 		b := signedIn(t, s, authtest.Alice)
 		for _, token := range []string{"", "forged"} {
-			p := b.postForm(s.URL+"/oauth/logout", url.Values{"csrf_token": {token}, "next": {authtest.RedirectURI}, "client_id": {authtest.BadgeID}})
-			if p.status != http.StatusForbidden || p.header.Get("Location") != "" || !strings.Contains(p.body, "This form has expired") {
-				t.Fatalf("%q: %d %v", token, p.status, p.header)
+			p := b.PostForm(s.URL+"/oauth/logout", url.Values{"csrf_token": {token}, "next": {authtest.RedirectURI}, "client_id": {authtest.BadgeID}})
+			if p.Status != http.StatusForbidden || p.Header.Get("Location") != "" || !strings.Contains(p.Body, "This form has expired") {
+				t.Fatalf("%q: %d %v", token, p.Status, p.Header)
 			}
 		}
 		if !signedInStill(t, s, b) {
@@ -111,13 +112,13 @@ func TestLogoutNeedsConfirmation(t *testing.T) {
 	})
 	t.Run("a GET without a session is a finished logout", func(t *testing.T) {
 		b := newBrowser(t)
-		p := b.get(s.URL + "/oauth/logout?" + back.Encode())
-		if p.status != http.StatusFound || p.header.Get("Location") != authtest.RedirectURI {
-			t.Fatalf("registered next: %d %v", p.status, p.header)
+		p := b.Get(s.URL + "/oauth/logout?" + back.Encode())
+		if p.Status != http.StatusFound || p.Header.Get("Location") != authtest.RedirectURI {
+			t.Fatalf("registered next: %d %v", p.Status, p.Header)
 		}
-		p = b.get(s.URL + "/oauth/logout?" + url.Values{"next": {"https://evil.example/"}, "client_id": {authtest.BadgeID}}.Encode())
-		if p.status != http.StatusOK || p.header.Get("Location") != "" || !strings.Contains(p.body, "signed out") {
-			t.Fatalf("other next: %d %v", p.status, p.header)
+		p = b.Get(s.URL + "/oauth/logout?" + url.Values{"next": {"https://evil.example/"}, "client_id": {authtest.BadgeID}}.Encode())
+		if p.Status != http.StatusOK || p.Header.Get("Location") != "" || !strings.Contains(p.Body, "signed out") {
+			t.Fatalf("other next: %d %v", p.Status, p.Header)
 		}
 	})
 }
@@ -137,23 +138,23 @@ func TestCookieNamesFollowTheRequestsSecurity(t *testing.T) {
 			for _, c := range got {
 				req.AddCookie(c)
 			}
-			p := b.do(req)
-			for _, c := range (&http.Response{Header: p.header}).Cookies() {
+			p := b.Do(req)
+			for _, c := range (&http.Response{Header: p.Header}).Cookies() {
 				got[c.Name] = c
 			}
 			return p
 		}
 		req, _ := http.NewRequest(http.MethodGet, s.URL+"/oauth/login", nil)
 		p := send(req)
-		req, _ = http.NewRequest(http.MethodPost, s.URL+"/oauth/login", strings.NewReader(url.Values{"csrf_token": {field(t, csrfRe, p.body)},
+		req, _ = http.NewRequest(http.MethodPost, s.URL+"/oauth/login", strings.NewReader(url.Values{"csrf_token": {testkit.PageField(t, testkit.CSRFField, p.Body)},
 			"next": {"/oauth/apps"}, "username": {"alice"}, "password": {authtest.Alice.Password}}.Encode()))
 		req.Header.Set("Content-Type", form)
-		if p = send(req); p.status != http.StatusSeeOther {
-			t.Fatalf("login: %d %s", p.status, p.body)
+		if p = send(req); p.Status != http.StatusSeeOther {
+			t.Fatalf("login: %d %s", p.Status, p.Body)
 		}
 		req, _ = http.NewRequest(http.MethodGet, s.URL+"/oauth/apps", nil)
-		if p = send(req); p.status != http.StatusOK {
-			t.Fatalf("the session cookie was not read back: %d", p.status)
+		if p = send(req); p.Status != http.StatusOK {
+			t.Fatalf("the session cookie was not read back: %d", p.Status)
 		}
 		return got
 	}
@@ -191,8 +192,8 @@ func TestCookieNamesFollowTheRequestsSecurity(t *testing.T) {
 			if tc.proto != "" {
 				req.Header.Set("X-Forwarded-Proto", tc.proto)
 			}
-			if p := newBrowser(t).do(req); p.status != http.StatusFound {
-				t.Fatalf("proto %q with %s: %d, want the redirect to sign in", tc.proto, strings.SplitN(tc.cookie, "=", 2)[0], p.status)
+			if p := newBrowser(t).Do(req); p.Status != http.StatusFound {
+				t.Fatalf("proto %q with %s: %d, want the redirect to sign in", tc.proto, strings.SplitN(tc.cookie, "=", 2)[0], p.Status)
 			}
 		}
 	})
@@ -205,13 +206,13 @@ func TestForwardedProtoOnlyFromTrustedProxies(t *testing.T) {
 		t.Helper()
 		req, _ := http.NewRequest(http.MethodGet, s.URL+"/oauth/login", nil)
 		req.Header.Set("X-Forwarded-Proto", "https")
-		p := newBrowser(t).do(req)
-		for _, c := range (&http.Response{Header: p.header}).Cookies() {
+		p := newBrowser(t).Do(req)
+		for _, c := range (&http.Response{Header: p.Header}).Cookies() {
 			if strings.HasSuffix(c.Name, "eventreg_csrf") {
 				return c.Name
 			}
 		}
-		t.Fatalf("no CSRF cookie: %v", p.header)
+		t.Fatalf("no CSRF cookie: %v", p.Header)
 		return ""
 	}
 	t.Run("from a trusted proxy it makes the cookies __Host- ones", func(t *testing.T) {
@@ -230,42 +231,42 @@ func TestForwardedProtoOnlyFromTrustedProxies(t *testing.T) {
 func TestCSRFTokenBoundToSession(t *testing.T) {
 	s := authtest.Start(t, authtest.Options{})
 	revoke := func(b *browser, token string) page {
-		return b.postForm(s.URL+"/oauth/apps/revoke", url.Values{"csrf_token": {token}, "client_id": {authtest.BadgeID}})
+		return b.PostForm(s.URL+"/oauth/apps/revoke", url.Values{"csrf_token": {token}, "client_id": {authtest.BadgeID}})
 	}
 	t.Run("a token minted before login is refused after it", func(t *testing.T) {
 		b := newBrowser(t)
-		p := b.get(s.URL + "/oauth/login?next=/oauth/apps")
-		before := field(t, csrfRe, p.body)
+		p := b.Get(s.URL + "/oauth/login?next=/oauth/apps")
+		before := testkit.PageField(t, testkit.CSRFField, p.Body)
 		anchor := jarCookie(t, s, b, "eventreg_csrf")
-		if p = b.login(s.URL, p, "alice", authtest.Alice.Password); p.status != http.StatusSeeOther {
-			t.Fatalf("login: %d", p.status)
+		if p = b.Login(s.URL, p, "", "alice", authtest.Alice.Password); p.Status != http.StatusSeeOther {
+			t.Fatalf("login: %d", p.Status)
 		}
 		if a := jarCookie(t, s, b, "eventreg_csrf"); a == "" || a == anchor {
 			t.Fatal("the CSRF anchor was not rotated at login")
 		}
-		if p := revoke(b, before); p.status != http.StatusForbidden {
-			t.Fatalf("a pre-login token was accepted: %d", p.status)
+		if p := revoke(b, before); p.Status != http.StatusForbidden {
+			t.Fatalf("a pre-login token was accepted: %d", p.Status)
 		}
 		// The page's own token works (the control).
-		if p := revoke(b, field(t, csrfRe, b.get(s.URL+"/oauth/apps").body)); p.status != http.StatusSeeOther {
-			t.Fatalf("the current token was refused: %d", p.status)
+		if p := revoke(b, testkit.PageField(t, testkit.CSRFField, b.Get(s.URL+"/oauth/apps").Body)); p.Status != http.StatusSeeOther {
+			t.Fatalf("the current token was refused: %d", p.Status)
 		}
 	})
 	t.Run("a token from one session is refused with another session's cookie", func(t *testing.T) {
 		a, other := signedIn(t, s, authtest.Alice), signedIn(t, s, authtest.Bob)
-		token := field(t, csrfRe, a.get(s.URL+"/oauth/apps").body)
+		token := testkit.PageField(t, testkit.CSRFField, a.Get(s.URL+"/oauth/apps").Body)
 		anchor := jarCookie(t, s, a, "eventreg_csrf")
 		send := func(session string) page {
 			req, _ := http.NewRequest(http.MethodPost, s.URL+"/oauth/apps/revoke", strings.NewReader(url.Values{"csrf_token": {token}, "client_id": {authtest.BadgeID}}.Encode()))
 			req.Header.Set("Content-Type", form)
 			req.Header.Set("Cookie", "eventreg_csrf="+anchor+"; eventreg_session="+session)
-			return newBrowser(t).do(req)
+			return newBrowser(t).Do(req)
 		}
-		if p := send(jarCookie(t, s, other, "eventreg_session")); p.status != http.StatusForbidden {
-			t.Fatalf("alice's token with bob's session and alice's anchor: %d", p.status)
+		if p := send(jarCookie(t, s, other, "eventreg_session")); p.Status != http.StatusForbidden {
+			t.Fatalf("alice's token with bob's session and alice's anchor: %d", p.Status)
 		}
-		if p := send(jarCookie(t, s, a, "eventreg_session")); p.status != http.StatusSeeOther {
-			t.Fatalf("alice's token with her own cookies: %d", p.status)
+		if p := send(jarCookie(t, s, a, "eventreg_session")); p.Status != http.StatusSeeOther {
+			t.Fatalf("alice's token with her own cookies: %d", p.Status)
 		}
 	})
 }
@@ -275,12 +276,12 @@ func TestCSRFTokenBoundToSession(t *testing.T) {
 func loginFrom(t *testing.T, s *authtest.Server, address, username, password string) page {
 	t.Helper()
 	b := newBrowser(t)
-	p := b.get(s.URL + "/oauth/login?next=/oauth/apps")
-	req, _ := http.NewRequest(http.MethodPost, s.URL+"/oauth/login", strings.NewReader(url.Values{"csrf_token": {field(t, csrfRe, p.body)},
+	p := b.Get(s.URL + "/oauth/login?next=/oauth/apps")
+	req, _ := http.NewRequest(http.MethodPost, s.URL+"/oauth/login", strings.NewReader(url.Values{"csrf_token": {testkit.PageField(t, testkit.CSRFField, p.Body)},
 		"next": {"/oauth/apps"}, "username": {username}, "password": {password}}.Encode()))
 	req.Header.Set("Content-Type", form)
 	req.Header.Set("X-Forwarded-For", address)
-	return b.do(req)
+	return b.Do(req)
 }
 
 // wrongLoginsAtOnce sends n wrong-password logins for username, each from its
@@ -292,8 +293,8 @@ func wrongLoginsAtOnce(t *testing.T, s *authtest.Server, n int, username string,
 	browsers := make([]*browser, n)
 	for i := range reqs {
 		browsers[i] = newBrowser(t)
-		p := browsers[i].get(s.URL + "/oauth/login")
-		reqs[i], _ = http.NewRequest(http.MethodPost, s.URL+"/oauth/login", strings.NewReader(url.Values{"csrf_token": {field(t, csrfRe, p.body)},
+		p := browsers[i].Get(s.URL + "/oauth/login")
+		reqs[i], _ = http.NewRequest(http.MethodPost, s.URL+"/oauth/login", strings.NewReader(url.Values{"csrf_token": {testkit.PageField(t, testkit.CSRFField, p.Body)},
 			"next": {"/oauth/apps"}, "username": {username}, "password": {"wrong"}}.Encode()))
 		reqs[i].Header.Set("Content-Type", form)
 		reqs[i].Header.Set("X-Forwarded-For", addressOf(i))
@@ -308,7 +309,7 @@ func wrongLoginsAtOnce(t *testing.T, s *authtest.Server, n int, username string,
 		go func() {
 			defer wg.Done()
 			<-start
-			resp, err := browsers[i].hc.Do(reqs[i])
+			resp, err := browsers[i].Client.Do(reqs[i])
 			if err != nil {
 				t.Error(err)
 				return
@@ -329,8 +330,8 @@ func TestLoginThrottlingCountsBeforeVerifying(t *testing.T) {
 	s := authtest.Start(t, authtest.Options{Env: map[string]string{"LOGIN_FAILURES_PER_ACCOUNT": "3", "LOGIN_FAILURES_PER_ADDRESS": "50", "LOGIN_FAILURE_DELAY": "150ms"}})
 
 	t.Run("20 parallel wrong logins for one account from one address reach Verify at most LOGIN_FAILURES_PER_ACCOUNT times", func(t *testing.T) {
-		if p := loginFrom(t, s, "203.0.113.20", "alice", authtest.Alice.Password); p.status != http.StatusSeeOther {
-			t.Fatalf("alice from her own address before: %d", p.status)
+		if p := loginFrom(t, s, "203.0.113.20", "alice", authtest.Alice.Password); p.Status != http.StatusSeeOther {
+			t.Fatalf("alice from her own address before: %d", p.Status)
 		}
 		const n = 20
 		calls, statuses := wrongLoginsAtOnce(t, s, n, " Alice ", func(int) string { return "198.51.100.7" })
@@ -341,13 +342,13 @@ func TestLoginThrottlingCountsBeforeVerifying(t *testing.T) {
 			t.Fatalf("answers %v", statuses)
 		}
 		t.Run("from that address the account is paused, even with the right password", func(t *testing.T) {
-			if p := loginFrom(t, s, "198.51.100.7", "alice", authtest.Alice.Password); p.status != http.StatusTooManyRequests || p.header.Get("Retry-After") == "" {
-				t.Fatalf("%d %v", p.status, p.header)
+			if p := loginFrom(t, s, "198.51.100.7", "alice", authtest.Alice.Password); p.Status != http.StatusTooManyRequests || p.Header.Get("Retry-After") == "" {
+				t.Fatalf("%d %v", p.Status, p.Header)
 			}
 		})
 		t.Run("the same account from another address it signed in from can still sign in with the right password", func(t *testing.T) {
-			if p := loginFrom(t, s, "203.0.113.20", "alice", authtest.Alice.Password); p.status != http.StatusSeeOther {
-				t.Fatalf("%d %s", p.status, p.body)
+			if p := loginFrom(t, s, "203.0.113.20", "alice", authtest.Alice.Password); p.Status != http.StatusSeeOther {
+				t.Fatalf("%d %s", p.Status, p.Body)
 			}
 		})
 	})
@@ -355,8 +356,8 @@ func TestLoginThrottlingCountsBeforeVerifying(t *testing.T) {
 
 	t.Run("parallel wrong guesses for one account from many addresses reach the check at most LOGIN_FAILURES_PER_ACCOUNT times, and the user still signs in from his own address", func(t *testing.T) {
 		const home = "203.0.113.50"
-		if p := loginFrom(t, s, home, "alice", authtest.Alice.Password); p.status != http.StatusSeeOther {
-			t.Fatalf("alice from home before the attack: %d", p.status)
+		if p := loginFrom(t, s, home, "alice", authtest.Alice.Password); p.Status != http.StatusSeeOther {
+			t.Fatalf("alice from home before the attack: %d", p.Status)
 		}
 		const n = 20
 		calls, statuses := wrongLoginsAtOnce(t, s, n, "alice", func(i int) string { return "192.0.2." + strconv.Itoa(i+1) })
@@ -367,13 +368,13 @@ func TestLoginThrottlingCountsBeforeVerifying(t *testing.T) {
 			t.Fatalf("answers %v", statuses)
 		}
 		t.Run("the user signs in from an address he signed in from before", func(t *testing.T) {
-			if p := loginFrom(t, s, home, "alice", authtest.Alice.Password); p.status != http.StatusSeeOther {
-				t.Fatalf("%d %s", p.status, p.body)
+			if p := loginFrom(t, s, home, "alice", authtest.Alice.Password); p.Status != http.StatusSeeOther {
+				t.Fatalf("%d %s", p.Status, p.Body)
 			}
 		})
 		t.Run("a new address waits, even with the right password", func(t *testing.T) {
-			if p := loginFrom(t, s, "198.51.100.77", "alice", authtest.Alice.Password); p.status != http.StatusTooManyRequests || p.header.Get("Retry-After") == "" {
-				t.Fatalf("%d %v", p.status, p.header)
+			if p := loginFrom(t, s, "198.51.100.77", "alice", authtest.Alice.Password); p.Status != http.StatusTooManyRequests || p.Header.Get("Retry-After") == "" {
+				t.Fatalf("%d %v", p.Status, p.Header)
 			}
 		})
 	})
@@ -386,11 +387,11 @@ func TestLoginThrottlingCountsBeforeVerifying(t *testing.T) {
 			s.Redis.FlushAll(bg())
 			const addr = "198.51.100.11"
 			for i := 0; i < perAccount; i++ {
-				if p := loginFrom(t, s, addr, first, "wrong"); p.status != http.StatusBadRequest {
-					t.Fatalf("failure %d (%s): %d", i+1, first, p.status)
+				if p := loginFrom(t, s, addr, first, "wrong"); p.Status != http.StatusBadRequest {
+					t.Fatalf("failure %d (%s): %d", i+1, first, p.Status)
 				}
 			}
-			return loginFrom(t, s, addr, "Alice@Example.org", "wrong").status
+			return loginFrom(t, s, addr, "Alice@Example.org", "wrong").Status
 		}
 		same, other := answer("alice"), answer("bob")
 		if same != other {
@@ -406,12 +407,12 @@ func TestLoginThrottlingCountsBeforeVerifying(t *testing.T) {
 		const addr = "198.51.100.12"
 		for _, login := range []string{"alice", "Mallory@Example.org"} {
 			for i := 0; i < perAccount; i++ {
-				if p := loginFrom(t, s, addr, " "+strings.ToUpper(login)+" ", "wrong"); p.status != http.StatusBadRequest || !strings.Contains(p.body, "The username or password is incorrect.") {
-					t.Fatalf("%s failure %d: %d %s", login, i+1, p.status, p.body)
+				if p := loginFrom(t, s, addr, " "+strings.ToUpper(login)+" ", "wrong"); p.Status != http.StatusBadRequest || !strings.Contains(p.Body, "The username or password is incorrect.") {
+					t.Fatalf("%s failure %d: %d %s", login, i+1, p.Status, p.Body)
 				}
 			}
-			if p := loginFrom(t, s, addr, strings.ToLower(login), "wrong"); p.status != http.StatusTooManyRequests {
-				t.Fatalf("%s past the allowance: %d", login, p.status)
+			if p := loginFrom(t, s, addr, strings.ToLower(login), "wrong"); p.Status != http.StatusTooManyRequests {
+				t.Fatalf("%s past the allowance: %d", login, p.Status)
 			}
 		}
 	})
@@ -420,19 +421,19 @@ func TestLoginThrottlingCountsBeforeVerifying(t *testing.T) {
 	t.Run("a successful sign-in gives its attempt back", func(t *testing.T) {
 		const addr = "198.51.100.9"
 		for i := 0; i < perAccount-1; i++ {
-			if p := loginFrom(t, s, addr, "alice", "wrong"); p.status != http.StatusBadRequest {
-				t.Fatalf("failure %d: %d", i+1, p.status)
+			if p := loginFrom(t, s, addr, "alice", "wrong"); p.Status != http.StatusBadRequest {
+				t.Fatalf("failure %d: %d", i+1, p.Status)
 			}
 		}
-		if p := loginFrom(t, s, addr, "alice", authtest.Alice.Password); p.status != http.StatusSeeOther {
-			t.Fatalf("the right password: %d", p.status)
+		if p := loginFrom(t, s, addr, "alice", authtest.Alice.Password); p.Status != http.StatusSeeOther {
+			t.Fatalf("the right password: %d", p.Status)
 		}
 		// Two failures and one success: one failure is still allowed.
-		if p := loginFrom(t, s, addr, "alice", "wrong"); p.status != http.StatusBadRequest {
-			t.Fatalf("the success was counted as a failure: %d", p.status)
+		if p := loginFrom(t, s, addr, "alice", "wrong"); p.Status != http.StatusBadRequest {
+			t.Fatalf("the success was counted as a failure: %d", p.Status)
 		}
-		if p := loginFrom(t, s, addr, "alice", "wrong"); p.status != http.StatusTooManyRequests {
-			t.Fatalf("past the allowance: %d", p.status)
+		if p := loginFrom(t, s, addr, "alice", "wrong"); p.Status != http.StatusTooManyRequests {
+			t.Fatalf("past the allowance: %d", p.Status)
 		}
 	})
 }
@@ -464,9 +465,9 @@ func TestAuthorizationResponsesCarryIss(t *testing.T) {
 		}
 	}
 	t.Run("a code", func(t *testing.T) {
-		p := b.get(authURL(s, goodQuery()))
-		if p.status == http.StatusOK {
-			p = b.decide(s.URL, p, "authorize")
+		p := b.Get(authURL(s, goodQuery()))
+		if p.Status == http.StatusOK {
+			p = b.Decide(s.URL, p, "authorize")
 		}
 		check(t, p, "code")
 	})
@@ -478,7 +479,7 @@ func TestAuthorizationResponsesCarryIss(t *testing.T) {
 		} {
 			q := goodQuery()
 			change(q)
-			p := b.get(authURL(s, q))
+			p := b.Get(authURL(s, q))
 			check(t, p, "error")
 			if got := callback(t, p).Get("error"); got != name {
 				t.Fatalf("error %q, want %q", got, name)
@@ -486,8 +487,8 @@ func TestAuthorizationResponsesCarryIss(t *testing.T) {
 		}
 		q := goodQuery()
 		q.Set("scope", "pii:phone")
-		p := b.get(authURL(s, q))
-		check(t, b.decide(s.URL, p, "deny"), "error")
+		p := b.Get(authURL(s, q))
+		check(t, b.Decide(s.URL, p, "deny"), "error")
 	})
 }
 
@@ -497,14 +498,14 @@ func TestAuthorizeLoopbackRedirectURIAnyPort(t *testing.T) {
 	const other = "http://127.0.0.1:51234/callback" // 502 registered :9999
 	cfg := oboConfig(s, authtest.BadgeID, authtest.BadgeSecret, "pii:basic")
 	cfg.RedirectURL = other
-	p := b.get(cfg.AuthCodeURL("s"))
-	if p.status != http.StatusOK || !strings.Contains(p.body, `name="password"`) {
-		t.Fatalf("want the sign-in page for a registered loopback URI on another port, got %d %v", p.status, p.header)
+	p := b.Get(cfg.AuthCodeURL("s"))
+	if p.Status != http.StatusOK || !strings.Contains(p.Body, `name="password"`) {
+		t.Fatalf("want the sign-in page for a registered loopback URI on another port, got %d %v", p.Status, p.Header)
 	}
-	p = b.decide(s.URL, b.follow(s.URL, b.login(s.URL, p, "alice", authtest.Alice.Password)), "authorize")
-	loc, err := url.Parse(p.header.Get("Location"))
+	p = b.Decide(s.URL, b.follow(s.URL, b.Login(s.URL, p, "", "alice", authtest.Alice.Password)), "authorize")
+	loc, err := url.Parse(p.Header.Get("Location"))
 	if err != nil || !strings.HasPrefix(loc.String(), other+"?") || loc.Query().Get("code") == "" {
-		t.Fatalf("want the code at %s, got %d %v", other, p.status, p.header)
+		t.Fatalf("want the code at %s, got %d %v", other, p.Status, p.Header)
 	}
 	code := loc.Query().Get("code")
 	t.Run("the code is bound to the port presented", func(t *testing.T) {
@@ -521,8 +522,8 @@ func TestAuthorizeLoopbackRedirectURIAnyPort(t *testing.T) {
 		q := goodQuery()
 		q.Set("client_id", authtest.StaffID)
 		q.Set("redirect_uri", "http://localhost:9998/staff/callback")
-		if p := b.get(authURL(s, q)); p.status != http.StatusBadRequest || p.header.Get("Location") != "" {
-			t.Fatalf("%d %v", p.status, p.header)
+		if p := b.Get(authURL(s, q)); p.Status != http.StatusBadRequest || p.Header.Get("Location") != "" {
+			t.Fatalf("%d %v", p.Status, p.Header)
 		}
 	})
 }
@@ -549,19 +550,19 @@ func TestPKCERequiredByDefault(t *testing.T) {
 		return q
 	}
 	t.Run("a new obo client without code_challenge gets invalid_request", func(t *testing.T) {
-		q := callback(t, b.get(authURL(s, query("505", false))))
+		q := callback(t, b.Get(authURL(s, query("505", false))))
 		if q.Get("error") != "invalid_request" || q.Get("error_description") != "code_challenge required" || q.Get("state") != "xyz" || q.Get("code") != "" {
 			t.Fatalf("%v", q)
 		}
 	})
 	t.Run("with a code_challenge it goes on to sign-in", func(t *testing.T) {
-		if p := b.get(authURL(s, query("505", true))); p.status != http.StatusOK || !strings.Contains(p.body, `name="password"`) {
-			t.Fatalf("%d %v", p.status, p.header)
+		if p := b.Get(authURL(s, query("505", true))); p.Status != http.StatusOK || !strings.Contains(p.Body, `name="password"`) {
+			t.Fatalf("%d %v", p.Status, p.Header)
 		}
 	})
 	t.Run("a client registered with requirePkce false may omit it", func(t *testing.T) {
-		if p := b.get(authURL(s, query("506", false))); p.status != http.StatusOK || !strings.Contains(p.body, `name="password"`) {
-			t.Fatalf("%d %v", p.status, p.header)
+		if p := b.Get(authURL(s, query("506", false))); p.Status != http.StatusOK || !strings.Contains(p.Body, `name="password"`) {
+			t.Fatalf("%d %v", p.Status, p.Header)
 		}
 	})
 	t.Run("re-importing without requirePkce keeps the stored setting", func(t *testing.T) {

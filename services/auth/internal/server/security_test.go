@@ -35,9 +35,9 @@ func goodQuery() url.Values {
 func signedIn(t *testing.T, s *authtest.Server, user authtest.User) *browser {
 	t.Helper()
 	b := newBrowser(t)
-	p := b.get(s.URL + "/oauth/login?next=/oauth/apps")
-	if p = b.login(s.URL, p, user.Username, user.Password); p.status != http.StatusSeeOther {
-		t.Fatalf("login: %d %s", p.status, p.body)
+	p := b.Get(s.URL + "/oauth/login?next=/oauth/apps")
+	if p = b.Login(s.URL, p, "", user.Username, user.Password); p.Status != http.StatusSeeOther {
+		t.Fatalf("login: %d %s", p.Status, p.Body)
 	}
 	return b
 }
@@ -48,10 +48,10 @@ func TestAuthorizeRequestValidation(t *testing.T) {
 
 	errorPage := func(t *testing.T, q url.Values) {
 		t.Helper()
-		p := b.get(authURL(s, q))
-		if p.status != 400 || p.header.Get("Location") != "" || !strings.Contains(p.body, "invalid request") ||
-			!strings.HasPrefix(p.header.Get("Content-Type"), "text/html") {
-			t.Fatalf("want the invalid request page without redirect, got %d %v\n%s", p.status, p.header, p.body)
+		p := b.Get(authURL(s, q))
+		if p.Status != 400 || p.Header.Get("Location") != "" || !strings.Contains(p.Body, "invalid request") ||
+			!strings.HasPrefix(p.Header.Get("Content-Type"), "text/html") {
+			t.Fatalf("want the invalid request page without redirect, got %d %v\n%s", p.Status, p.Header, p.Body)
 		}
 	}
 	t.Run("an unknown client_id shows the error page and never redirects", func(t *testing.T) {
@@ -78,7 +78,7 @@ func TestAuthorizeRequestValidation(t *testing.T) {
 	})
 	redirectError := func(t *testing.T, q url.Values, want string) {
 		t.Helper()
-		p := b.get(authURL(s, q))
+		p := b.Get(authURL(s, q))
 		got := callback(t, p)
 		if got.Get("error") != want || got.Get("state") != "xyz" || got.Get("code") != "" {
 			t.Fatalf("want error %s with the state, got %v", want, got)
@@ -111,8 +111,8 @@ func TestAuthorizeRequestValidation(t *testing.T) {
 	t.Run("validation happens before any login", func(t *testing.T) {
 		q := goodQuery()
 		q.Set("scope", "nope")
-		p := b.get(authURL(s, q))
-		if strings.Contains(p.body, "password") {
+		p := b.Get(authURL(s, q))
+		if strings.Contains(p.Body, "password") {
 			t.Fatal("login page shown for an invalid request")
 		}
 	})
@@ -124,11 +124,11 @@ func TestLoginPage(t *testing.T) {
 		var bodies []string
 		for _, c := range [][2]string{{"alice", "wrong"}, {"nobody", "wrong"}} {
 			b := newBrowser(t)
-			p := b.login(s.URL, b.get(s.URL+"/oauth/login"), c[0], c[1])
-			if p.status != 400 || !strings.Contains(p.body, "The username or password is incorrect.") {
-				t.Fatalf("%d %s", p.status, p.body)
+			p := b.Login(s.URL, b.Get(s.URL+"/oauth/login"), "", c[0], c[1])
+			if p.Status != 400 || !strings.Contains(p.Body, "The username or password is incorrect.") {
+				t.Fatalf("%d %s", p.Status, p.Body)
 			}
-			bodies = append(bodies, p.body)
+			bodies = append(bodies, p.Body)
 		}
 		if strings.Contains(bodies[1], "not found") || strings.Contains(bodies[1], "unknown user") {
 			t.Fatal("the message tells unknown users apart")
@@ -137,8 +137,8 @@ func TestLoginPage(t *testing.T) {
 	})
 	t.Run("email works as the username", func(t *testing.T) {
 		b := newBrowser(t)
-		if p := b.login(s.URL, b.get(s.URL+"/oauth/login"), "ALICE@example.org", authtest.Alice.Password); p.status != http.StatusSeeOther {
-			t.Fatalf("%d", p.status)
+		if p := b.Login(s.URL, b.Get(s.URL+"/oauth/login"), "", "ALICE@example.org", authtest.Alice.Password); p.Status != http.StatusSeeOther {
+			t.Fatalf("%d", p.Status)
 		}
 	})
 	t.Run("repeated failures per account are slowed and then refused", func(t *testing.T) {
@@ -147,19 +147,19 @@ func TestLoginPage(t *testing.T) {
 		var slowest time.Duration
 		for i := 0; i < 4; i++ {
 			start := time.Now()
-			last = b.login(s.URL, b.get(s.URL+"/oauth/login"), "alice", "wrong")
+			last = b.Login(s.URL, b.Get(s.URL+"/oauth/login"), "", "alice", "wrong")
 			slowest = max(slowest, time.Since(start))
 		}
-		if last.status != http.StatusTooManyRequests || last.header.Get("Retry-After") == "" {
-			t.Fatalf("4th failure: %d %s", last.status, last.body)
+		if last.Status != http.StatusTooManyRequests || last.Header.Get("Retry-After") == "" {
+			t.Fatalf("4th failure: %d %s", last.Status, last.Body)
 		}
 		if slowest < 150*time.Millisecond {
 			t.Fatalf("failures were not slowed (slowest %v)", slowest)
 		}
 		// Refused even with the right password, while the pause lasts.
-		p := b.login(s.URL, b.get(s.URL+"/oauth/login"), "alice", authtest.Alice.Password)
-		if p.status != http.StatusTooManyRequests {
-			t.Fatalf("right password during the pause: %d", p.status)
+		p := b.Login(s.URL, b.Get(s.URL+"/oauth/login"), "", "alice", authtest.Alice.Password)
+		if p.Status != http.StatusTooManyRequests {
+			t.Fatalf("right password during the pause: %d", p.Status)
 		}
 		s.Redis.FlushAll(bg())
 	})
@@ -167,10 +167,10 @@ func TestLoginPage(t *testing.T) {
 		b := newBrowser(t)
 		var last page
 		for i := 0; i < 7; i++ {
-			last = b.login(s.URL, b.get(s.URL+"/oauth/login"), "user"+string(rune('a'+i)), "wrong")
+			last = b.Login(s.URL, b.Get(s.URL+"/oauth/login"), "", "user"+string(rune('a'+i)), "wrong")
 		}
-		if last.status != http.StatusTooManyRequests {
-			t.Fatalf("%d", last.status)
+		if last.Status != http.StatusTooManyRequests {
+			t.Fatalf("%d", last.Status)
 		}
 		s.Redis.FlushAll(bg())
 	})
@@ -179,11 +179,11 @@ func TestLoginPage(t *testing.T) {
 		for i := 0; i < 7; i++ {
 			last = loginFrom(t, s, "2001:db8:7:7::"+strconv.Itoa(i+1), "user"+string(rune('h'+i)), "wrong")
 		}
-		if last.status != http.StatusTooManyRequests {
-			t.Fatalf("the 7th failure from a 7th address of one /64: %d, want 429", last.status)
+		if last.Status != http.StatusTooManyRequests {
+			t.Fatalf("the 7th failure from a 7th address of one /64: %d, want 429", last.Status)
 		}
-		if p := loginFrom(t, s, "2001:db8:7:8::1", "alice", authtest.Alice.Password); p.status != http.StatusSeeOther {
-			t.Fatalf("the next /64: %d", p.status)
+		if p := loginFrom(t, s, "2001:db8:7:8::1", "alice", authtest.Alice.Password); p.Status != http.StatusSeeOther {
+			t.Fatalf("the next /64: %d", p.Status)
 		}
 		s.Redis.FlushAll(bg())
 	})
@@ -191,9 +191,9 @@ func TestLoginPage(t *testing.T) {
 		s.Users.SetDown(true)
 		defer s.Users.SetDown(false)
 		b := newBrowser(t)
-		p := b.login(s.URL, b.get(s.URL+"/oauth/login"), "alice", authtest.Alice.Password)
-		if p.status != 503 || !strings.HasPrefix(p.header.Get("Content-Type"), "text/html") {
-			t.Fatalf("%d %s", p.status, p.body)
+		p := b.Login(s.URL, b.Get(s.URL+"/oauth/login"), "", "alice", authtest.Alice.Password)
+		if p.Status != 503 || !strings.HasPrefix(p.Header.Get("Content-Type"), "text/html") {
+			t.Fatalf("%d %s", p.Status, p.Body)
 		}
 	})
 }
@@ -206,25 +206,25 @@ func TestSessionCookie(t *testing.T) {
 		if proto != "" {
 			req.Header.Set("X-Forwarded-Proto", proto)
 		}
-		p := b.do(req)
+		p := b.Do(req)
 		var anchor *http.Cookie
-		for _, c := range (&http.Response{Header: p.header}).Cookies() {
+		for _, c := range (&http.Response{Header: p.Header}).Cookies() {
 			anchor = c
 		}
-		req, _ = http.NewRequest(http.MethodPost, s.URL+"/oauth/login", strings.NewReader(url.Values{"csrf_token": {field(t, csrfRe, p.body)},
+		req, _ = http.NewRequest(http.MethodPost, s.URL+"/oauth/login", strings.NewReader(url.Values{"csrf_token": {testkit.PageField(t, testkit.CSRFField, p.Body)},
 			"next": {"/oauth/apps"}, "username": {"alice"}, "password": {authtest.Alice.Password}}.Encode()))
 		req.Header.Set("Content-Type", form)
 		if proto != "" {
 			req.Header.Set("X-Forwarded-Proto", proto)
 			req.AddCookie(anchor) // the jar keeps a Secure cookie from plain-http URLs
 		}
-		p = b.do(req)
-		for _, c := range (&http.Response{Header: p.header}).Cookies() {
+		p = b.Do(req)
+		for _, c := range (&http.Response{Header: p.Header}).Cookies() {
 			if c.Name == "eventreg_session" || c.Name == "__Host-eventreg_session" {
 				return c
 			}
 		}
-		t.Fatalf("no session cookie: %v", p.header)
+		t.Fatalf("no session cookie: %v", p.Header)
 		return nil
 	}
 	t.Run("the session cookie is HttpOnly and SameSite=Lax, a random id", func(t *testing.T) {
@@ -246,13 +246,13 @@ func TestSessionCookie(t *testing.T) {
 	})
 	t.Run("logout ends the session", func(t *testing.T) {
 		b := signedIn(t, s, authtest.Alice)
-		if p := b.get(s.URL + "/oauth/apps"); p.status != 200 {
-			t.Fatalf("%d", p.status)
+		if p := b.Get(s.URL + "/oauth/apps"); p.Status != 200 {
+			t.Fatalf("%d", p.Status)
 		}
-		p := b.get(s.URL + "/oauth/logout")
-		b.postForm(s.URL+"/oauth/logout", url.Values{"csrf_token": {field(t, csrfRe, p.body)}})
-		if p := b.get(s.URL + "/oauth/apps"); p.status != http.StatusFound {
-			t.Fatalf("still signed in: %d", p.status)
+		p := b.Get(s.URL + "/oauth/logout")
+		b.PostForm(s.URL+"/oauth/logout", url.Values{"csrf_token": {testkit.PageField(t, testkit.CSRFField, p.Body)}})
+		if p := b.Get(s.URL + "/oauth/apps"); p.Status != http.StatusFound {
+			t.Fatalf("still signed in: %d", p.Status)
 		}
 	})
 }
@@ -266,23 +266,23 @@ func TestPagesSecurityHeaders(t *testing.T) {
 	for name, u := range map[string]string{"login": authURL(s, q), "error": authURL(s, bad), "logout": s.URL + "/oauth/logout",
 		"login page": s.URL + "/oauth/login"} {
 		t.Run(name+" page refuses framing, sends no referrer and loads nothing from other origins", func(t *testing.T) {
-			p := b.get(u)
-			h := p.header
+			p := b.Get(u)
+			h := p.Header
 			csp := h.Get("Content-Security-Policy")
 			if h.Get("X-Frame-Options") != "DENY" || !strings.Contains(csp, "frame-ancestors 'none'") || h.Get("Referrer-Policy") != "no-referrer" ||
 				!strings.Contains(csp, "default-src 'none'") {
 				t.Fatalf("headers %v", h)
 			}
 			for _, attr := range []string{`src="http`, `href="http`, `src="//`, `href="//`, "<script"} {
-				if strings.Contains(p.body, attr) {
-					t.Fatalf("page loads from elsewhere (%s):\n%s", attr, p.body)
+				if strings.Contains(p.Body, attr) {
+					t.Fatalf("page loads from elsewhere (%s):\n%s", attr, p.Body)
 				}
 			}
 		})
 	}
 	t.Run("the stylesheet is served from the same origin", func(t *testing.T) {
-		if p := b.get(s.URL + "/oauth/static/style.css"); p.status != 200 || !strings.Contains(p.body, "body") {
-			t.Fatalf("%d", p.status)
+		if p := b.Get(s.URL + "/oauth/static/style.css"); p.Status != 200 || !strings.Contains(p.Body, "body") {
+			t.Fatalf("%d", p.Status)
 		}
 	})
 }
@@ -291,38 +291,38 @@ func TestCSRF(t *testing.T) {
 	s := authtest.Start(t, authtest.Options{})
 	t.Run("every form carries a CSRF token", func(t *testing.T) {
 		b := newBrowser(t)
-		p := b.get(authURL(s, goodQuery()))
-		field(t, csrfRe, p.body)
-		p = b.follow(s.URL, b.login(s.URL, p, "alice", authtest.Alice.Password))
-		field(t, csrfRe, p.body)
-		callback(t, b.decide(s.URL, p, "authorize"))
-		field(t, csrfRe, b.get(s.URL+"/oauth/apps").body)
+		p := b.Get(authURL(s, goodQuery()))
+		testkit.PageField(t, testkit.CSRFField, p.Body)
+		p = b.follow(s.URL, b.Login(s.URL, p, "", "alice", authtest.Alice.Password))
+		testkit.PageField(t, testkit.CSRFField, p.Body)
+		callback(t, b.Decide(s.URL, p, "authorize"))
+		testkit.PageField(t, testkit.CSRFField, b.Get(s.URL+"/oauth/apps").Body)
 	})
 	t.Run("a login without the CSRF token is refused", func(t *testing.T) {
 		b := newBrowser(t)
-		b.get(s.URL + "/oauth/login")
-		p := b.postForm(s.URL+"/oauth/login", url.Values{"username": {"alice"}, "password": {authtest.Alice.Password}, "next": {"/oauth/apps"}})
-		if p.status != http.StatusForbidden || p.header.Get("Set-Cookie") != "" && strings.Contains(p.header.Get("Set-Cookie"), "eventreg_session") {
-			t.Fatalf("%d %v", p.status, p.header)
+		b.Get(s.URL + "/oauth/login")
+		p := b.PostForm(s.URL+"/oauth/login", url.Values{"username": {"alice"}, "password": {authtest.Alice.Password}, "next": {"/oauth/apps"}})
+		if p.Status != http.StatusForbidden || p.Header.Get("Set-Cookie") != "" && strings.Contains(p.Header.Get("Set-Cookie"), "eventreg_session") {
+			t.Fatalf("%d %v", p.Status, p.Header)
 		}
 	})
 	t.Run("a consent without the CSRF token is refused and issues no code", func(t *testing.T) {
 		b := signedIn(t, s, authtest.Alice)
 		q := goodQuery()
 		q.Set("scope", "pii:phone")
-		p := b.postForm(authURL(s, q), url.Values{"decision": {"authorize"}})
-		if p.status != http.StatusForbidden || p.header.Get("Location") != "" {
-			t.Fatalf("%d %v", p.status, p.header)
+		p := b.PostForm(authURL(s, q), url.Values{"decision": {"authorize"}})
+		if p.Status != http.StatusForbidden || p.Header.Get("Location") != "" {
+			t.Fatalf("%d %v", p.Status, p.Header)
 		}
 	})
 	t.Run("a token from another browser is refused", func(t *testing.T) {
 		other := newBrowser(t)
-		token := field(t, csrfRe, other.get(s.URL+"/oauth/login").body)
+		token := testkit.PageField(t, testkit.CSRFField, other.Get(s.URL+"/oauth/login").Body)
 		b := newBrowser(t)
-		b.get(s.URL + "/oauth/login")
-		p := b.postForm(s.URL+"/oauth/login", url.Values{"csrf_token": {token}, "username": {"alice"}, "password": {authtest.Alice.Password}, "next": {"/oauth/apps"}})
-		if p.status != http.StatusForbidden {
-			t.Fatalf("%d", p.status)
+		b.Get(s.URL + "/oauth/login")
+		p := b.PostForm(s.URL+"/oauth/login", url.Values{"csrf_token": {token}, "username": {"alice"}, "password": {authtest.Alice.Password}, "next": {"/oauth/apps"}})
+		if p.Status != http.StatusForbidden {
+			t.Fatalf("%d", p.Status)
 		}
 	})
 }
@@ -332,25 +332,25 @@ func TestLogout(t *testing.T) {
 	// confirm signs alice in, opens the logout page with q and presses Sign out.
 	confirm := func(t *testing.T, q url.Values) page {
 		b := signedIn(t, s, authtest.Alice)
-		p := b.get(s.URL + "/oauth/logout?" + q.Encode())
-		v := url.Values{"csrf_token": {field(t, csrfRe, p.body)}}
+		p := b.Get(s.URL + "/oauth/logout?" + q.Encode())
+		v := url.Values{"csrf_token": {testkit.PageField(t, testkit.CSRFField, p.Body)}}
 		for k := range q {
 			v.Set(k, q.Get(k))
 		}
-		return b.postForm(s.URL+"/oauth/logout", v)
+		return b.PostForm(s.URL+"/oauth/logout", v)
 	}
 	t.Run("redirects to next when it is a registered redirect URI of the client", func(t *testing.T) {
 		p := confirm(t, url.Values{"next": {authtest.RedirectURI}, "client_id": {authtest.BadgeID}})
-		if p.status != http.StatusSeeOther || p.header.Get("Location") != authtest.RedirectURI {
-			t.Fatalf("%d %v", p.status, p.header)
+		if p.Status != http.StatusSeeOther || p.Header.Get("Location") != authtest.RedirectURI {
+			t.Fatalf("%d %v", p.Status, p.Header)
 		}
 	})
 	t.Run("any other next gets the signed-out page", func(t *testing.T) {
 		for _, q := range []url.Values{{"next": {"https://evil.example/"}, "client_id": {authtest.BadgeID}}, {"next": {authtest.RedirectURI}},
 			{"next": {authtest.RedirectURI}, "client_id": {authtest.ServiceID}}} {
 			p := confirm(t, q)
-			if p.status != 200 || p.header.Get("Location") != "" || !strings.Contains(p.body, "signed out") {
-				t.Fatalf("%v: %d %v", q, p.status, p.header)
+			if p.Status != 200 || p.Header.Get("Location") != "" || !strings.Contains(p.Body, "signed out") {
+				t.Fatalf("%v: %d %v", q, p.Status, p.Header)
 			}
 		}
 	})
@@ -362,24 +362,24 @@ func TestAuthorizedAppsRevocation(t *testing.T) {
 	b := newBrowser(t)
 	tok := mustExchange(t, cfg, authorize(t, s, b, cfg.AuthCodeURL("a"), authtest.Alice), "")
 	tok2 := mustExchange(t, cfg, authorize(t, s, b, cfg.AuthCodeURL("b"), authtest.Alice), "")
-	p := b.get(s.URL + "/oauth/apps")
-	if p.status != 200 || !strings.Contains(p.body, "Con Badge Printer") {
-		t.Fatalf("%d %s", p.status, p.body)
+	p := b.Get(s.URL + "/oauth/apps")
+	if p.Status != 200 || !strings.Contains(p.Body, "Con Badge Printer") {
+		t.Fatalf("%d %s", p.Status, p.Body)
 	}
 	t.Run("revoking an app deletes the consent and every refresh token of the user and app", func(t *testing.T) {
-		r := b.postForm(s.URL+"/oauth/apps/revoke", url.Values{"csrf_token": {field(t, csrfRe, p.body)}, "client_id": {authtest.BadgeID}})
-		if r.status != http.StatusSeeOther {
-			t.Fatalf("%d", r.status)
+		r := b.PostForm(s.URL+"/oauth/apps/revoke", url.Values{"csrf_token": {testkit.PageField(t, testkit.CSRFField, p.Body)}, "client_id": {authtest.BadgeID}})
+		if r.Status != http.StatusSeeOther {
+			t.Fatalf("%d", r.Status)
 		}
 		for _, rt := range []string{tok.RefreshToken, tok2.RefreshToken} {
 			if _, err := cfg.TokenSource(bg(), &oauth2.Token{RefreshToken: rt}).Token(); testkit.OAuthErrorCode(err) != "invalid_grant" {
 				t.Fatalf("refresh after revocation: %v", err)
 			}
 		}
-		if p := b.get(cfg.AuthCodeURL("c")); p.status != 200 || !strings.Contains(p.body, `value="authorize"`) {
-			t.Fatalf("consent not asked again: %d", p.status)
+		if p := b.Get(cfg.AuthCodeURL("c")); p.Status != 200 || !strings.Contains(p.Body, `value="authorize"`) {
+			t.Fatalf("consent not asked again: %d", p.Status)
 		}
-		if strings.Contains(b.get(s.URL+"/oauth/apps").body, "Con Badge Printer") {
+		if strings.Contains(b.Get(s.URL+"/oauth/apps").Body, "Con Badge Printer") {
 			t.Fatal("app still listed")
 		}
 	})
@@ -666,12 +666,12 @@ func TestRedisDown(t *testing.T) {
 	})
 	t.Run("the login answers a 503 page", func(t *testing.T) {
 		nb := newBrowser(t)
-		p := nb.get(authURL(s, goodQuery()))
-		if p.status == 200 {
-			p = nb.login(s.URL, p, "alice", authtest.Alice.Password)
+		p := nb.Get(authURL(s, goodQuery()))
+		if p.Status == 200 {
+			p = nb.Login(s.URL, p, "", "alice", authtest.Alice.Password)
 		}
-		if p.status != 503 || !strings.HasPrefix(p.header.Get("Content-Type"), "text/html") {
-			t.Fatalf("%d %s", p.status, p.body)
+		if p.Status != 503 || !strings.HasPrefix(p.Header.Get("Content-Type"), "text/html") {
+			t.Fatalf("%d %s", p.Status, p.Body)
 		}
 	})
 	t.Run("client credentials keep working without Redis", func(t *testing.T) {
@@ -698,7 +698,7 @@ func TestNoSecretsInLogs(t *testing.T) {
 	b := newBrowser(t)
 	code := authorize(t, s, b, cfg.AuthCodeURL("s"), authtest.Alice)
 	tok := mustExchange(t, cfg, code, "")
-	b.login(s.URL, b.get(s.URL+"/oauth/login"), "alice", "a-wrong-password-123")
+	b.Login(s.URL, b.Get(s.URL+"/oauth/login"), "", "alice", "a-wrong-password-123")
 	post(t, s.URL+"/api/oauth/token", form, "grant_type=client_credentials", authtest.ServiceID, authtest.ServiceSecret+"x")
 	logs := s.Logs.String()
 	for _, secret := range []string{authtest.Alice.Password, "a-wrong-password-123", authtest.BadgeSecret, authtest.ServiceSecret, code, tok.AccessToken, tok.RefreshToken} {

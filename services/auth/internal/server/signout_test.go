@@ -38,12 +38,12 @@ func signOutEvent(userID int64, data string) authapi.Event {
 // sessionCounts reports whether b's session still signs it in at authURL.
 func sessionCounts(t *testing.T, b *browser, authURL string) bool {
 	t.Helper()
-	p := b.get(authURL)
-	if p.status == http.StatusOK && strings.Contains(p.body, `name="password"`) {
+	p := b.Get(authURL)
+	if p.Status == http.StatusOK && strings.Contains(p.Body, `name="password"`) {
 		return false
 	}
-	if p.status != http.StatusFound {
-		t.Fatalf("authorization request: %d\n%s", p.status, p.body)
+	if p.Status != http.StatusFound {
+		t.Fatalf("authorization request: %d\n%s", p.Status, p.Body)
 	}
 	return true
 }
@@ -132,9 +132,9 @@ func TestCodesIssuedBeforeARevocationAreRefused(t *testing.T) {
 	t.Run("a code issued before revoke access is invalid_grant", func(t *testing.T) {
 		b := newBrowser(t)
 		code := authorize(t, s, b, badge.AuthCodeURL("a"), authtest.Alice)
-		p := b.get(s.URL + "/oauth/apps")
-		if r := b.postForm(s.URL+"/oauth/apps/revoke", url.Values{"csrf_token": {field(t, csrfRe, p.body)}, "client_id": {authtest.BadgeID}}); r.status != http.StatusSeeOther {
-			t.Fatalf("revoke: %d", r.status)
+		p := b.Get(s.URL + "/oauth/apps")
+		if r := b.PostForm(s.URL+"/oauth/apps/revoke", url.Values{"csrf_token": {testkit.PageField(t, testkit.CSRFField, p.Body)}, "client_id": {authtest.BadgeID}}); r.Status != http.StatusSeeOther {
+			t.Fatalf("revoke: %d", r.Status)
 		}
 		if _, err := exchange(t, badge, code, ""); testkit.OAuthErrorCode(err) != "invalid_grant" {
 			t.Fatalf("the code issued before revoke access: %v", err)
