@@ -28,9 +28,6 @@ var files = fstest.MapFS{
 // newDatabase returns a throwaway database and a pool on it.
 func newDatabase(t *testing.T) (string, *pgxpool.Pool) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("needs PostgreSQL")
-	}
 	dsn := testkit.NewDatabase(t)
 	pool, err := pgdb.Open(context.Background(), dsn)
 	if err != nil {
@@ -138,9 +135,6 @@ func TestReadinessFollowsSchemaCompatibility(t *testing.T) {
 func TestEveryFormOfTheServicesDSN(t *testing.T) {
 	if err := migrations.New(files, "sql").Up("postgres://u:s3cret@host:notaport/db"); err == nil || strings.Contains(err.Error(), "s3cret") {
 		t.Fatalf("a bad DSN: %v", err)
-	}
-	if testing.Short() {
-		t.Skip("needs PostgreSQL")
 	}
 	dsn := testkit.NewDatabase(t)
 	cfg, err := pgx.ParseConfig(dsn)

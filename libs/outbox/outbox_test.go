@@ -30,9 +30,6 @@ func TestMain(m *testing.M) { testkit.Main(m) }
 // newPool returns a pool on a fresh database holding the outbox tables.
 func newPool(t *testing.T) *pgxpool.Pool {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("integration: needs PostgreSQL")
-	}
 	dsn := testkit.NewDatabase(t)
 	pool, err := pgdb.Open(context.Background(), dsn)
 	if err != nil {

@@ -66,10 +66,25 @@ func Main(m *testing.M) {
 	os.Exit(code)
 }
 
+// NeedsServers skips tb under -short, saying what it needs (e.g.
+// "redis-server"): `go test -short` (make test-short) runs only what needs
+// nothing running. Every helper here that starts or needs a server
+// (NewDatabase, NewRedis, StartRedisT, NewRedisClient, StartPostgresPair,
+// StartRedisCluster, StartRedisSentinel, CheckOldestSchema) calls it before
+// it does, so a test using them checks nothing itself; a test that starts a
+// server by other means (StartPostgres, StartRedis) calls it.
+func NeedsServers(tb testing.TB, what string) {
+	tb.Helper()
+	if testing.Short() {
+		tb.Skip("needs " + what + " (skipped under -short)")
+	}
+}
+
 // NewDatabase creates an empty database for t and drops it when t ends. It
-// returns the database's DSN.
+// returns the database's DSN. It skips t under -short.
 func NewDatabase(t testing.TB) string {
 	t.Helper()
+	NeedsServers(t, "PostgreSQL")
 	admin, err := AdminURL()
 	if err != nil {
 		t.Fatalf("no PostgreSQL for tests: %v", err)
@@ -126,7 +141,8 @@ func CreateDatabase(ctx context.Context, admin, name string, recreate bool) (str
 	return withDatabase(admin, name), nil
 }
 
-// NewRedis starts a throwaway redis-server for t and returns its URL.
+// NewRedis starts a throwaway redis-server for t and returns its URL. It
+// skips t under -short.
 func NewRedis(t testing.TB) string {
 	t.Helper()
 	p, url := StartRedisT(t, false)
@@ -135,9 +151,10 @@ func NewRedis(t testing.TB) string {
 }
 
 // StartRedisT starts a redis-server for t (stopped when t ends) and returns
-// the process, to stop or kill it in fault tests.
+// the process, to stop or kill it in fault tests. It skips t under -short.
 func StartRedisT(t testing.TB, aof bool) (*Process, string) {
 	t.Helper()
+	NeedsServers(t, "redis-server")
 	dir := t.TempDir()
 	var lastErr error
 	for i := 0; i < 5; i++ {
