@@ -21,7 +21,6 @@ import (
 
 	"github.com/eventreg/eventreg/libs/authapi"
 	"github.com/eventreg/eventreg/libs/outbox"
-	"github.com/eventreg/eventreg/libs/pgdb"
 	"github.com/eventreg/eventreg/libs/testkit"
 )
 
@@ -30,12 +29,7 @@ func TestMain(m *testing.M) { testkit.Main(m) }
 // newPool returns a pool on a fresh database holding the outbox tables.
 func newPool(t *testing.T) *pgxpool.Pool {
 	t.Helper()
-	dsn := testkit.NewDatabase(t)
-	pool, err := pgdb.Open(context.Background(), dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
+	_, pool := testkit.NewPool(t)
 	if _, err := pool.Exec(context.Background(), schema(t)); err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,9 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/eventreg/eventreg/libs/pgdb"
 )
 
 // DefaultAdminURL is tried when TEST_DATABASE_URL is not set.
@@ -102,6 +105,21 @@ func NewDatabase(t testing.TB) string {
 	}
 	t.Cleanup(func() { DropDatabase(admin, name) })
 	return withDatabase(admin, name)
+}
+
+// NewPool creates an empty database for t (NewDatabase) and opens a pool on
+// it (pgdb.Open, as the services do); the pool is closed and the database
+// dropped when t ends. It returns the database's DSN and the pool. It skips
+// t under -short.
+func NewPool(t testing.TB) (string, *pgxpool.Pool) {
+	t.Helper()
+	dsn := NewDatabase(t)
+	pool, err := pgdb.Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatalf("opening a pool on the test database: %v", err)
+	}
+	t.Cleanup(pool.Close)
+	return dsn, pool
 }
 
 // DropDatabase drops name on the server of admin, ending its sessions.
