@@ -379,21 +379,15 @@ func TestRelay(t *testing.T) {
 			startRelay(t, ctx, outbox.Config{Pool: pool, Publish: s.publish, PollInterval: 10 * time.Millisecond, BatchSize: 7})
 		}
 		const resources, per = 4, 60
-		var wg sync.WaitGroup
-		for r := range resources {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				res := fmt.Sprintf("r:%d", r)
-				for i := 0; i < per; i += 3 {
-					if err := addEvents(ctx, pool, res, i, i+3); err != nil {
-						t.Error(err)
-						return
-					}
+		testkit.AtOnce(resources, func(r int) {
+			res := fmt.Sprintf("r:%d", r)
+			for i := 0; i < per; i += 3 {
+				if err := addEvents(ctx, pool, res, i, i+3); err != nil {
+					t.Error(err)
+					return
 				}
-			}()
-		}
-		wg.Wait()
+			}
+		})
 		got := s.waitFor(t, resources*per, 20*time.Second)
 		time.Sleep(100 * time.Millisecond)
 		got = s.got()
