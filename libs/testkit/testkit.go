@@ -72,7 +72,7 @@ func Main(m *testing.M) {
 // NeedsServers skips tb under -short, saying what it needs (e.g.
 // "redis-server"): `go test -short` (make test-short) runs only what needs
 // nothing running. Every helper here that starts or needs a server
-// (NewDatabase, NewRedis, StartRedisT, NewRedisClient, StartPostgresPair,
+// (NewDatabase, NewPool, NewRedis, StartRedisT, NewRedisClient, StartPostgresPair,
 // StartRedisCluster, StartRedisSentinel, CheckOldestSchema) calls it before
 // it does, so a test using them checks nothing itself; a test that starts a
 // server by other means (StartPostgres, StartRedis) calls it.
