@@ -37,9 +37,6 @@ const (
 // standby is promoted and every service answers again by itself (same
 // processes); every role grant acknowledged before the stop is there.
 func TestPostgresFailover(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end: starts the whole system on two PostgreSQL servers")
-	}
 	pair := testkit.StartPostgresPair(t, testkit.PairOptions{Synchronous: true})
 	s := stack.Start(t, stack.Options{
 		Fixture:          failoverFixture(t),

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/eventreg/eventreg/libs/testkit"
 )
 
 // Options configure Start.
@@ -34,9 +36,7 @@ var (
 // ends. Binaries are built once per test process.
 func Start(t testing.TB, opts Options) *Stack {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("end-to-end: starts the whole system")
-	}
+	testkit.NeedsServers(t, "the whole system, end to end")
 	root, err := FindRoot()
 	if err != nil {
 		t.Fatal(err)

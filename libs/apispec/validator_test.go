@@ -84,20 +84,13 @@ func page(items ...string) string {
 	return `{"data":[` + strings.Join(items, ",") + `],"nextPage":` + next + `,"hasMore":false}`
 }
 
-// rendered runs an apierror through gin, as a service would send it.
-func rendered(e *apierror.Error) (int, http.Header, []byte) {
+// rendered runs abort (apireply.Abort or AbortOAuth of an error) through
+// gin, as a service would send the error.
+func rendered(abort func(*gin.Context)) (int, http.Header, []byte) {
 	gin.SetMode(gin.TestMode)
 	rec := httptest.NewRecorder()
 	c, _ := gin.CreateTestContext(rec)
-	apireply.Abort(c, e)
-	return rec.Code, rec.Header(), rec.Body.Bytes()
-}
-
-func renderedOAuth(e *apierror.OAuthError) (int, http.Header, []byte) {
-	gin.SetMode(gin.TestMode)
-	rec := httptest.NewRecorder()
-	c, _ := gin.CreateTestContext(rec)
-	apireply.AbortOAuth(c, e)
+	abort(c)
 	return rec.Code, rec.Header(), rec.Body.Bytes()
 }
 
@@ -115,7 +108,7 @@ func jsonResponse(name, method, path string, status int, body string, valid bool
 }
 
 func apiError(name, method, path string, e *apierror.Error, valid bool) responseCase {
-	status, header, body := rendered(e)
+	status, header, body := rendered(func(c *gin.Context) { apireply.Abort(c, e) })
 	return responseCase{name: name, method: method, path: path, status: status, header: header, body: string(body), valid: valid}
 }
 
@@ -264,7 +257,7 @@ func TestValidateResponse(t *testing.T) {
 		if code == apierror.OAuthSlowDown || code == apierror.OAuthTemporarilyUnavailable {
 			e.Headers = map[string]string{"Retry-After": "1"}
 		}
-		status, header, body := renderedOAuth(e)
+		status, header, body := rendered(func(c *gin.Context) { apireply.AbortOAuth(c, e) })
 		cases = append(cases, responseCase{name: "oauth " + code, method: "POST", path: "/api/oauth/token",
 			status: status, header: header, body: string(body), valid: true})
 	}

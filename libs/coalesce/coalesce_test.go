@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/eventreg/eventreg/libs/testkit"
 )
 
 // gate is a fetch that records its batches and blocks until released.
@@ -286,23 +288,17 @@ func TestConcurrentLoadsGetTheirOwnValues(t *testing.T) {
 		}
 		return out, nil
 	}, Options{MaxInFlight: 2, MaxBatch: 16})
-	var wg sync.WaitGroup
 	const workers, each = 32, 200
 	var wrong atomic.Int64
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range each {
-				k := w*each + i
-				v, ok, err := l.Load(context.Background(), k)
-				if err != nil || !ok || v != 2*k {
-					wrong.Add(1)
-				}
+	testkit.AtOnce(workers, func(w int) {
+		for i := range each {
+			k := w*each + i
+			v, ok, err := l.Load(context.Background(), k)
+			if err != nil || !ok || v != 2*k {
+				wrong.Add(1)
 			}
-		}()
-	}
-	wg.Wait()
+		}
+	})
 	if wrong.Load() != 0 {
 		t.Fatalf("%d wrong answers", wrong.Load())
 	}

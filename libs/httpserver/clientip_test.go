@@ -2,11 +2,10 @@ package httpserver_test
 
 import (
 	"io"
-	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -38,10 +37,7 @@ func TestClientAddressFromTrustedProxiesOnly(t *testing.T) {
 		{"a client's X-Real-IP does not speak when the proxy sent X-Forwarded-For", []string{"127.0.0.1/32", "10.1.2.3"}, "X-Forwarded-For", "junk, 10.1.2.3", "127.0.0.1", []string{"X-Real-IP: 198.51.100.1"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := httpserver.Config{PublicAddr: "127.0.0.1:0", InternalAddr: "127.0.0.1:0", OpsAddr: "127.0.0.1:0", BodyLimit: 1024,
-				ReadHeaderTimeout: time.Second, ReadTimeout: 5 * time.Second, WriteTimeout: 5 * time.Second,
-				IdleTimeout: 5 * time.Second, ShutdownTimeout: 5 * time.Second, TrustedProxies: tc.trusted}
-			s := httpserver.New(cfg, slog.New(slog.NewJSONHandler(io.Discard, nil)), "test")
+			s, _ := newServer(t, nil, func(c *httpserver.Config) { c.TrustedProxies = tc.trusted })
 			s.Public.GET("/ip", func(c *gin.Context) { c.String(http.StatusOK, c.ClientIP()) })
 			start(t, s)
 			req, _ := http.NewRequest(http.MethodGet, "http://"+s.PublicAddr()+"/ip", nil)
@@ -61,6 +57,50 @@ func TestClientAddressFromTrustedProxiesOnly(t *testing.T) {
 			resp.Body.Close()
 			if string(b) != tc.want {
 				t.Fatalf("client address %q, want %q", b, tc.want)
+			}
+		})
+	}
+}
+
+// TestFromTrustedProxy: FromTrustedProxy tells whether the peer is a
+// trusted proxy, whatever forwarding headers the request carries.
+func TestFromTrustedProxy(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		trusted []string
+		want    bool
+	}{
+		{"the loopback peer in TRUSTED_PROXIES", []string{"127.0.0.1/32"}, true},
+		{"the loopback peer as a single address", []string{"10.0.0.0/8", "127.0.0.1"}, true},
+		{"a peer outside TRUSTED_PROXIES", []string{"10.0.0.0/8"}, false},
+		{"no trusted proxies", nil, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, _ := newServer(t, nil, func(c *httpserver.Config) { c.TrustedProxies = tc.trusted })
+			s.Public.GET("/trusted", func(c *gin.Context) {
+				c.String(http.StatusOK, strconv.FormatBool(httpserver.FromTrustedProxy(c))+" "+c.ClientIP()+" "+c.GetHeader("X-Forwarded-For"))
+			})
+			start(t, s)
+			// With and without forwarding headers of the request's own: the
+			// answer is about the peer, and the request keeps its headers.
+			for _, xff := range []string{"", "203.0.113.7", "192.0.2.1"} {
+				req, _ := http.NewRequest(http.MethodGet, "http://"+s.PublicAddr()+"/trusted", nil)
+				client := "127.0.0.1"
+				if xff != "" {
+					req.Header.Set("X-Forwarded-For", xff)
+					if tc.want {
+						client = xff
+					}
+				}
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				b, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if want := strconv.FormatBool(tc.want) + " " + client + " " + xff; string(b) != want {
+					t.Fatalf("X-Forwarded-For %q: %q, want %q", xff, b, want)
+				}
 			}
 		})
 	}

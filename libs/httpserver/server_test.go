@@ -17,11 +17,16 @@ import (
 	"github.com/eventreg/eventreg/libs/jsonbody"
 )
 
-func newServer(t *testing.T, logs io.Writer) (*httpserver.Server, func()) {
+// newServer is a server of the tests: every listener on a free loopback
+// port, logging to logs (nil: nowhere); edit changes its configuration.
+func newServer(t *testing.T, logs io.Writer, edit ...func(*httpserver.Config)) (*httpserver.Server, func()) {
 	t.Helper()
 	cfg := httpserver.Config{PublicAddr: "127.0.0.1:0", InternalAddr: "127.0.0.1:0", OpsAddr: "127.0.0.1:0", BodyLimit: 1024,
 		ReadHeaderTimeout: time.Second, ReadTimeout: 5 * time.Second, WriteTimeout: 5 * time.Second,
 		IdleTimeout: 5 * time.Second, ShutdownTimeout: 5 * time.Second}
+	for _, e := range edit {
+		e(&cfg)
+	}
 	if logs == nil {
 		logs = io.Discard
 	}
@@ -195,10 +200,7 @@ func TestPprofOnlyWhenEnabledAndOnlyOnOps(t *testing.T) {
 		t.Errorf("PPROF_ENABLED unset: ops /debug/pprof/ answered %d, want 404", code)
 	}
 
-	cfg := httpserver.Config{PublicAddr: "127.0.0.1:0", InternalAddr: "127.0.0.1:0", OpsAddr: "127.0.0.1:0", BodyLimit: 1024,
-		ReadHeaderTimeout: time.Second, ReadTimeout: 5 * time.Second, WriteTimeout: 5 * time.Second,
-		IdleTimeout: 5 * time.Second, ShutdownTimeout: 5 * time.Second, Pprof: true}
-	on := httpserver.New(cfg, slog.New(slog.NewJSONHandler(io.Discard, nil)), "test")
+	on, _ := newServer(t, nil, func(c *httpserver.Config) { c.Pprof = true })
 	start(t, on)
 	if code, body := do(t, "GET", "http://"+on.OpsAddr()+"/debug/pprof/", ""); code != http.StatusOK || !strings.Contains(body, "goroutine") {
 		t.Errorf("ops index: %d %.80q", code, body)

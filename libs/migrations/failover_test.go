@@ -18,9 +18,6 @@ import (
 // keyword form, whichever host is listed first; a DSN naming only the
 // standby fails (it refuses writes).
 func TestUpOnAPrimaryAndStandbyDSN(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts two PostgreSQL clusters")
-	}
 	ctx := context.Background()
 	pair := testkit.StartPostgresPair(t, testkit.PairOptions{})
 	set := migrations.New(files, "sql")

@@ -9,8 +9,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/eventreg/eventreg/libs/migrations"
 	"github.com/eventreg/eventreg/libs/pgdb"
 	"github.com/eventreg/eventreg/libs/testkit"
@@ -25,23 +23,8 @@ var files = fstest.MapFS{
 	"sql/0002_more.down.sql":   {Data: []byte("ALTER TABLE things DROP COLUMN name;")},
 }
 
-// newDatabase returns a throwaway database and a pool on it.
-func newDatabase(t *testing.T) (string, *pgxpool.Pool) {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("needs PostgreSQL")
-	}
-	dsn := testkit.NewDatabase(t)
-	pool, err := pgdb.Open(context.Background(), dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	return dsn, pool
-}
-
 func TestUpStatusDownAndReadiness(t *testing.T) {
-	dsn, pool := newDatabase(t)
+	dsn, pool := testkit.NewPool(t)
 	ctx := context.Background()
 	set := migrations.New(files, "sql")
 
@@ -80,7 +63,7 @@ func TestUpStatusDownAndReadiness(t *testing.T) {
 // (unless it declares it runs on it) or a dirty one, and `force` repairs a
 // dirty state.
 func TestReadinessFollowsSchemaCompatibility(t *testing.T) {
-	dsn, pool := newDatabase(t)
+	dsn, pool := testkit.NewPool(t)
 	ctx := context.Background()
 	release1 := migrations.New(fstest.MapFS{
 		"sql/0001_things.up.sql":   files["sql/0001_things.up.sql"],
@@ -138,9 +121,6 @@ func TestReadinessFollowsSchemaCompatibility(t *testing.T) {
 func TestEveryFormOfTheServicesDSN(t *testing.T) {
 	if err := migrations.New(files, "sql").Up("postgres://u:s3cret@host:notaport/db"); err == nil || strings.Contains(err.Error(), "s3cret") {
 		t.Fatalf("a bad DSN: %v", err)
-	}
-	if testing.Short() {
-		t.Skip("needs PostgreSQL")
 	}
 	dsn := testkit.NewDatabase(t)
 	cfg, err := pgx.ParseConfig(dsn)

@@ -21,7 +21,6 @@ import (
 
 	"github.com/eventreg/eventreg/libs/authapi"
 	"github.com/eventreg/eventreg/libs/outbox"
-	"github.com/eventreg/eventreg/libs/pgdb"
 	"github.com/eventreg/eventreg/libs/testkit"
 )
 
@@ -30,15 +29,7 @@ func TestMain(m *testing.M) { testkit.Main(m) }
 // newPool returns a pool on a fresh database holding the outbox tables.
 func newPool(t *testing.T) *pgxpool.Pool {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("integration: needs PostgreSQL")
-	}
-	dsn := testkit.NewDatabase(t)
-	pool, err := pgdb.Open(context.Background(), dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
+	_, pool := testkit.NewPool(t)
 	if _, err := pool.Exec(context.Background(), schema(t)); err != nil {
 		t.Fatal(err)
 	}
@@ -388,21 +379,15 @@ func TestRelay(t *testing.T) {
 			startRelay(t, ctx, outbox.Config{Pool: pool, Publish: s.publish, PollInterval: 10 * time.Millisecond, BatchSize: 7})
 		}
 		const resources, per = 4, 60
-		var wg sync.WaitGroup
-		for r := range resources {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				res := fmt.Sprintf("r:%d", r)
-				for i := 0; i < per; i += 3 {
-					if err := addEvents(ctx, pool, res, i, i+3); err != nil {
-						t.Error(err)
-						return
-					}
+		testkit.AtOnce(resources, func(r int) {
+			res := fmt.Sprintf("r:%d", r)
+			for i := 0; i < per; i += 3 {
+				if err := addEvents(ctx, pool, res, i, i+3); err != nil {
+					t.Error(err)
+					return
 				}
-			}()
-		}
-		wg.Wait()
+			}
+		})
 		got := s.waitFor(t, resources*per, 20*time.Second)
 		time.Sleep(100 * time.Millisecond)
 		got = s.got()

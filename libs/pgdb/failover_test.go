@@ -23,9 +23,7 @@ import (
 // replication no acknowledged row is lost; with asynchronous replication
 // (PostgreSQL's default) the loss is measured and reported.
 func TestPoolFollowsAFailover(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts PostgreSQL clusters")
-	}
+	testkit.NeedsServers(t, "a PostgreSQL primary and standby") // here, not in each case
 	for _, synchronous := range []bool{true, false} {
 		name := map[bool]string{true: "synchronous replication: nothing acknowledged is lost", false: "asynchronous replication: loss measured"}[synchronous]
 		t.Run(name, func(t *testing.T) { poolFailover(t, synchronous) })

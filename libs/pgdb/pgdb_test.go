@@ -40,9 +40,6 @@ func TestBadDSNDoesNotEchoIt(t *testing.T) {
 }
 
 func TestConstraintErrors(t *testing.T) {
-	if testing.Short() {
-		t.Skip("needs PostgreSQL")
-	}
 	ctx := context.Background()
 	pool, err := pgdb.Open(ctx, testkit.NewDatabase(t))
 	if err != nil {
@@ -67,9 +64,6 @@ func TestConstraintErrors(t *testing.T) {
 }
 
 func TestGenericPlansUnlessTheDSNSaysOtherwise(t *testing.T) {
-	if testing.Short() {
-		t.Skip("needs PostgreSQL")
-	}
 	ctx := context.Background()
 	dsn := testkit.NewDatabase(t)
 	mode := func(t *testing.T, dsn string) string {
@@ -98,9 +92,6 @@ func TestGenericPlansUnlessTheDSNSaysOtherwise(t *testing.T) {
 }
 
 func TestRefusedSessionIsUnavailable(t *testing.T) {
-	if testing.Short() {
-		t.Skip("needs PostgreSQL")
-	}
 	ctx := context.Background()
 	dsn := testkit.NewDatabase(t)
 	admin, err := testkit.AdminURL()

@@ -14,9 +14,6 @@ import (
 )
 
 func TestLimitsEachAddressOfARouteWithoutToken(t *testing.T) {
-	if testing.Short() {
-		t.Skip("needs redis-server")
-	}
 	e := newEnv(t)
 	l := e.limiter(t, testkit.NewRedis(t), redis_rate.Limit{Rate: 3, Burst: 3, Period: time.Minute})
 	r := gin.New()

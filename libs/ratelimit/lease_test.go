@@ -46,9 +46,6 @@ func (c *clock) Advance(d time.Duration) {
 }
 
 func TestGlobalLimitHoldsAcrossReplicas(t *testing.T) {
-	if testing.Short() {
-		t.Skip("needs redis-server")
-	}
 	const rate, burst = 50, 50
 	redisURL := testkit.NewRedis(t)
 	e := newEnv(t)
@@ -99,9 +96,6 @@ func TestGlobalLimitHoldsAcrossReplicas(t *testing.T) {
 }
 
 func TestLeaseSizeFollowsTheClientsRate(t *testing.T) {
-	if testing.Short() {
-		t.Skip("needs redis-server")
-	}
 	redisURL := testkit.NewRedis(t)
 	e := newEnv(t)
 	tok := e.ts.Sign(t, "client:631", time.Now().Add(time.Hour), "user:read")
@@ -137,9 +131,6 @@ func TestLeaseSizeFollowsTheClientsRate(t *testing.T) {
 }
 
 func TestRefusedClientIsRefusedLocally(t *testing.T) {
-	if testing.Short() {
-		t.Skip("needs redis-server")
-	}
 	e := newEnv(t)
 	l := e.limiter(t, testkit.NewRedis(t), redis_rate.Limit{Rate: 1, Burst: 1, Period: time.Minute})
 	r, c := e.engine(l), newClock(l)
@@ -173,9 +164,6 @@ func TestRefusedClientIsRefusedLocally(t *testing.T) {
 }
 
 func TestHeadersOnLocallyServedAnswers(t *testing.T) {
-	if testing.Short() {
-		t.Skip("needs redis-server")
-	}
 	e := newEnv(t)
 	l := e.limiter(t, testkit.NewRedis(t), redis_rate.Limit{Rate: 100, Burst: 100, Period: time.Second})
 	r, c := e.engine(l), newClock(l)
@@ -215,9 +203,6 @@ func TestHeadersOnLocallyServedAnswers(t *testing.T) {
 }
 
 func TestIdleClientsAreDropped(t *testing.T) {
-	if testing.Short() {
-		t.Skip("needs redis-server")
-	}
 	e := newEnv(t)
 	l := e.limiter(t, testkit.NewRedis(t), redis_rate.Limit{Rate: 100, Burst: 100, Period: time.Second})
 	r, c := e.engine(l), newClock(l)

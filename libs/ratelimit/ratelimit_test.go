@@ -74,9 +74,6 @@ func get(r http.Handler, token string) *httptest.ResponseRecorder {
 }
 
 func TestLimitsEachClient(t *testing.T) {
-	if testing.Short() {
-		t.Skip("needs redis-server")
-	}
 	r, ts := router(t, testkit.NewRedis(t), redis_rate.Limit{Rate: 3, Burst: 3, Period: time.Minute})
 	a := ts.Sign(t, "client:601", time.Now().Add(time.Hour), "user:read")
 	b := ts.Sign(t, "client:602", time.Now().Add(time.Hour), "user:read")
@@ -112,9 +109,6 @@ func TestFailsOpenWhenRedisIsDown(t *testing.T) {
 }
 
 func TestRateLimitHeaders(t *testing.T) {
-	if testing.Short() {
-		t.Skip("needs redis-server")
-	}
 	r, ts := router(t, testkit.NewRedis(t), redis_rate.Limit{Rate: 2, Burst: 2, Period: time.Second})
 	tok := ts.Sign(t, "client:611", time.Now().Add(time.Hour), "user:read")
 	t.Run("an allowed answer carries the quota and what is left of it", func(t *testing.T) {

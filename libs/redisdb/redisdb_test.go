@@ -15,9 +15,6 @@ import (
 )
 
 func TestStoppedRedisFailsFast(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts redis-server")
-	}
 	p, url := testkit.StartRedisT(t, false)
 	c, err := redisdb.Open(url, false)
 	if err != nil {

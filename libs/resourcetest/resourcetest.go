@@ -34,9 +34,6 @@ import (
 // it, both gone when t ends. It skips the test under -short.
 func NewPool(t testing.TB, set migrations.Set) (string, *pgxpool.Pool) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("integration: needs PostgreSQL")
-	}
 	dsn := testkit.NewDatabase(t)
 	if err := set.Up(dsn); err != nil {
 		t.Fatal(err)

@@ -23,9 +23,6 @@ func TestMain(m *testing.M) { testkit.Main(m) }
 // newest migration, a set that declares it runs on that version is ready and
 // one that does not is unready, saying why.
 func TestReadinessHonoursTheDeclaredOldestSchema(t *testing.T) {
-	if testing.Short() {
-		t.Skip("integration: needs PostgreSQL")
-	}
 	set := migrations.New(fstest.MapFS{
 		"0001_a.up.sql":   {Data: []byte("CREATE TABLE a (id int)")},
 		"0001_a.down.sql": {Data: []byte("DROP TABLE a")},

@@ -39,8 +39,10 @@ type PairOptions struct {
 // StartPostgresPair starts a primary and a streaming standby for t (both
 // stopped when t ends) and waits until the standby streams. Running as
 // root, the clusters belong to the "postgres" OS user, as with StartPostgres.
+// It skips t under -short.
 func StartPostgresPair(t testing.TB, opts PairOptions) *PostgresPair {
 	t.Helper()
+	NeedsServers(t, "a PostgreSQL primary and standby")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	bin, err := PostgresBinDir()

@@ -14,9 +14,6 @@ import (
 // TestPostgresPairStreamsAndFailsOver: what the standby is before and after
 // the primary stops and it is promoted.
 func TestPostgresPairStreamsAndFailsOver(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts two PostgreSQL clusters")
-	}
 	ctx := context.Background()
 	pair := testkit.StartPostgresPair(t, testkit.PairOptions{Synchronous: true})
 	connect := func(t *testing.T, dsn string) *pgx.Conn {

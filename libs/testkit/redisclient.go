@@ -12,9 +12,6 @@ import (
 // of it; both end with t. It skips the test under -short.
 func NewRedisClient(t testing.TB) redis.UniversalClient {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("integration: needs redis-server")
-	}
 	rdb, err := redisdb.Open(NewRedis(t), false)
 	if err != nil {
 		t.Fatal(err)

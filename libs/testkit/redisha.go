@@ -26,9 +26,10 @@ type RedisCluster struct {
 // StartRedisCluster starts the cluster for t (stopped when t ends) and waits
 // until every slot is served. nodeTimeout is the cluster's
 // cluster-node-timeout: how long a master may be silent before its replica
-// takes over.
+// takes over. It skips t under -short.
 func StartRedisCluster(t testing.TB, nodeTimeout time.Duration) *RedisCluster {
 	t.Helper()
+	NeedsServers(t, "a Redis Cluster")
 	if _, err := exec.LookPath("redis-cli"); err != nil {
 		t.Fatal("redis-cli not found: install Debian's redis-tools package")
 	}
@@ -129,9 +130,11 @@ type RedisSentinel struct {
 const SentinelMaster = "eventreg"
 
 // StartRedisSentinel starts the set for t (stopped when t ends); the
-// sentinels declare the master down after downAfter.
+// sentinels declare the master down after downAfter. It skips t under
+// -short.
 func StartRedisSentinel(t testing.TB, downAfter time.Duration) *RedisSentinel {
 	t.Helper()
+	NeedsServers(t, "Redis with Sentinel")
 	s := &RedisSentinel{MasterPort: freePortT(t), ReplicaPort: freePortT(t)}
 	var err error
 	if s.Master, _, err = startRedisServer(context.Background(), t.TempDir(), s.MasterPort, "--appendonly", "yes", "--appendfsync", "everysec"); err != nil {

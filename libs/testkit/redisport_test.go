@@ -9,9 +9,7 @@ import (
 // A port another redis-server holds is not taken for this one's: the other
 // would vanish under the test when its own test ends.
 func TestStartRedisRefusesAPortAnotherServerHolds(t *testing.T) {
-	if testing.Short() {
-		t.Skip("integration: needs redis-server")
-	}
+	NeedsServers(t, "redis-server")
 	port, err := FreePort()
 	if err != nil {
 		t.Fatal(err)

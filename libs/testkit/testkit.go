@@ -13,6 +13,9 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/eventreg/eventreg/libs/pgdb"
 )
 
 // DefaultAdminURL is tried when TEST_DATABASE_URL is not set.
@@ -66,10 +69,25 @@ func Main(m *testing.M) {
 	os.Exit(code)
 }
 
+// NeedsServers skips tb under -short, saying what it needs (e.g.
+// "redis-server"): `go test -short` (make test-short) runs only what needs
+// nothing running. Every helper here that starts or needs a server
+// (NewDatabase, NewPool, NewRedis, StartRedisT, NewRedisClient, StartPostgresPair,
+// StartRedisCluster, StartRedisSentinel, CheckOldestSchema) calls it before
+// it does, so a test using them checks nothing itself; a test that starts a
+// server by other means (StartPostgres, StartRedis) calls it.
+func NeedsServers(tb testing.TB, what string) {
+	tb.Helper()
+	if testing.Short() {
+		tb.Skip("needs " + what + " (skipped under -short)")
+	}
+}
+
 // NewDatabase creates an empty database for t and drops it when t ends. It
-// returns the database's DSN.
+// returns the database's DSN. It skips t under -short.
 func NewDatabase(t testing.TB) string {
 	t.Helper()
+	NeedsServers(t, "PostgreSQL")
 	admin, err := AdminURL()
 	if err != nil {
 		t.Fatalf("no PostgreSQL for tests: %v", err)
@@ -87,6 +105,21 @@ func NewDatabase(t testing.TB) string {
 	}
 	t.Cleanup(func() { DropDatabase(admin, name) })
 	return withDatabase(admin, name)
+}
+
+// NewPool creates an empty database for t (NewDatabase) and opens a pool on
+// it (pgdb.Open, as the services do); the pool is closed and the database
+// dropped when t ends. It returns the database's DSN and the pool. It skips
+// t under -short.
+func NewPool(t testing.TB) (string, *pgxpool.Pool) {
+	t.Helper()
+	dsn := NewDatabase(t)
+	pool, err := pgdb.Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatalf("opening a pool on the test database: %v", err)
+	}
+	t.Cleanup(pool.Close)
+	return dsn, pool
 }
 
 // DropDatabase drops name on the server of admin, ending its sessions.
@@ -126,7 +159,8 @@ func CreateDatabase(ctx context.Context, admin, name string, recreate bool) (str
 	return withDatabase(admin, name), nil
 }
 
-// NewRedis starts a throwaway redis-server for t and returns its URL.
+// NewRedis starts a throwaway redis-server for t and returns its URL. It
+// skips t under -short.
 func NewRedis(t testing.TB) string {
 	t.Helper()
 	p, url := StartRedisT(t, false)
@@ -135,9 +169,10 @@ func NewRedis(t testing.TB) string {
 }
 
 // StartRedisT starts a redis-server for t (stopped when t ends) and returns
-// the process, to stop or kill it in fault tests.
+// the process, to stop or kill it in fault tests. It skips t under -short.
 func StartRedisT(t testing.TB, aof bool) (*Process, string) {
 	t.Helper()
+	NeedsServers(t, "redis-server")
 	dir := t.TempDir()
 	var lastErr error
 	for i := 0; i < 5; i++ {

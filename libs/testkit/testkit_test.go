@@ -45,9 +45,7 @@ func TestNewRedis(t *testing.T) {
 }
 
 func TestStartPostgresThrowaway(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a PostgreSQL cluster")
-	}
+	testkit.NeedsServers(t, "a PostgreSQL cluster of its own")
 	port, err := testkit.FreePort()
 	if err != nil {
 		t.Fatal(err)

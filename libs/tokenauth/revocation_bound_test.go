@@ -2,9 +2,7 @@ package tokenauth_test
 
 import (
 	"fmt"
-	"net/http"
-	"net/http/httptest"
-	"strings"
+	"strconv"
 	"testing"
 	"time"
 
@@ -58,22 +56,10 @@ func TestRevocationCutoffs(t *testing.T) {
 func TestRevocationListIsCapped(t *testing.T) {
 	ks := newKeyServer(t, "k1")
 	now := time.Now().Truncate(time.Second)
-	f := &feedServer{}
-	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		var sb strings.Builder
-		sb.WriteString(`{"next":1,"revoked":[`)
-		for i := range 2000 {
-			if i > 0 {
-				sb.WriteByte(',')
-			}
-			// jti-i expires i seconds after ten minutes from now.
-			fmt.Fprintf(&sb, `{"jti":"jti-%d","exp":%d}`, i, now.Add(10*time.Minute+time.Duration(i)*time.Second).Unix())
-		}
-		sb.WriteString(`]}`)
-		f.requests.Add(1)
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write([]byte(sb.String()))
-	}))
+	// jti-i expires i seconds after ten minutes from now.
+	f := newListFeed(2000, func(i int) (string, time.Time) {
+		return "jti-" + strconv.Itoa(i), now.Add(10*time.Minute + time.Duration(i)*time.Second)
+	})
 	t.Cleanup(f.srv.Close)
 	v := startWithFeed(t, ks, f, tokenauth.Config{MaxRevocations: 1000})
 	st := v.RevocationStats()

@@ -69,6 +69,29 @@ func newFeedServer(t *testing.T) *feedServer {
 	return f
 }
 
+// newListFeed is a feed that answers every poll with the same n entries,
+// entry i naming the jti and expiry entry(i) gives: a list too large to build
+// with revoke. Its server is the caller's to close.
+func newListFeed(n int, entry func(i int) (jti string, exp time.Time)) *feedServer {
+	f := &feedServer{}
+	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		var sb strings.Builder
+		sb.WriteString(`{"next":1,"revoked":[`)
+		for i := range n {
+			if i > 0 {
+				sb.WriteByte(',')
+			}
+			jti, exp := entry(i)
+			fmt.Fprintf(&sb, `{"jti":"%s","exp":%d}`, jti, exp.Unix())
+		}
+		sb.WriteString(`]}`)
+		f.requests.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(sb.String()))
+	}))
+	return f
+}
+
 func (f *feedServer) revoke(claim, value string, exp time.Time) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -305,20 +328,7 @@ func BenchmarkValidateCachedWithRevocations(b *testing.B) {
 	t := &testing.T{}
 	ks := newKeyServer(t, "k1")
 	defer ks.srv.Close()
-	f := &feedServer{}
-	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		var sb strings.Builder
-		sb.WriteString(`{"next":1,"revoked":[`)
-		for i := range 10_000 {
-			if i > 0 {
-				sb.WriteByte(',')
-			}
-			fmt.Fprintf(&sb, `{"jti":"%s","exp":%d}`, rand.Text(), time.Now().Add(time.Hour).Unix())
-		}
-		sb.WriteString(`]}`)
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write([]byte(sb.String()))
-	}))
+	f := newListFeed(10_000, func(int) (string, time.Time) { return rand.Text(), time.Now().Add(time.Hour) })
 	defer f.srv.Close()
 	v, _ := tokenauth.New(tokenauth.Config{JWKSURL: ks.srv.URL, Issuer: issuer, Audience: audience,
 		RevocationsURL: f.srv.URL, RevocationPoll: time.Hour})

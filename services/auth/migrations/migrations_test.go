@@ -44,9 +44,6 @@ func before(t *testing.T, version int) libmigrations.Set {
 // the end of the test; under -short the test is skipped.
 func migrated(t *testing.T, set libmigrations.Set) (string, *pgxpool.Pool) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("integration: needs PostgreSQL")
-	}
 	dsn := testkit.NewDatabase(t)
 	if err := set.Up(dsn); err != nil {
 		t.Fatal(err)

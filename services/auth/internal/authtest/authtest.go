@@ -109,9 +109,6 @@ type Options struct {
 // returns its DSN; it skips the test under -short.
 func database(t testing.TB) string {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("integration: needs PostgreSQL and Redis")
-	}
 	dsn := testkit.NewDatabase(t)
 	if err := migrations.Set().Up(dsn); err != nil {
 		t.Fatalf("migrating: %v", err)

@@ -46,9 +46,6 @@ func must(t *testing.T, args ...string) string {
 }
 
 func setup(t *testing.T) {
-	if testing.Short() {
-		t.Skip("integration: needs PostgreSQL")
-	}
 	t.Setenv("DATABASE_URL", testkit.NewDatabase(t))
 	secrets["CLIENT_SECRET_KEY"] = strings.Repeat("k", 32)
 	secrets["KEY_ENCRYPTION_KEY"] = base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{1}, 32))

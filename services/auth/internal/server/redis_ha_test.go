@@ -274,9 +274,6 @@ func tryRefresh(s *authtest.Server, rt string) (int, map[string]any) {
 }
 
 func TestOAuthOnRedisCluster(t *testing.T) {
-	if testing.Short() {
-		t.Skip("integration: starts a Redis Cluster")
-	}
 	const nodeTimeout = 1500 * time.Millisecond
 	c := testkit.StartRedisCluster(t, nodeTimeout)
 	s := authtest.Start(t, authtest.Options{Env: map[string]string{"REDIS_URL": c.URL, "REDIS_CLUSTER": "true", "CLIENT_AUTH_FAILURES": "10"}})
@@ -291,9 +288,6 @@ func TestOAuthOnRedisCluster(t *testing.T) {
 }
 
 func TestOAuthOnRedisSentinel(t *testing.T) {
-	if testing.Short() {
-		t.Skip("integration: starts Redis with Sentinel")
-	}
 	const downAfter = time.Second
 	rs := testkit.StartRedisSentinel(t, downAfter)
 	s := authtest.Start(t, authtest.Options{Env: map[string]string{"REDIS_URL": rs.URL, "CLIENT_AUTH_FAILURES": "10"}})

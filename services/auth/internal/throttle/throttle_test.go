@@ -14,9 +14,6 @@ func TestMain(m *testing.M) { testkit.Main(m) }
 
 func newFailures(t *testing.T, allowed int) *Failures {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("integration: needs Redis")
-	}
 	rdb, err := redisdb.Open(testkit.NewRedis(t), false)
 	if err != nil {
 		t.Fatal(err)
@@ -96,9 +93,6 @@ func TestAttempt(t *testing.T) {
 }
 
 func TestKnown(t *testing.T) {
-	if testing.Short() {
-		t.Skip("integration: needs Redis")
-	}
 	ctx := context.Background()
 	rdb, err := redisdb.Open(testkit.NewRedis(t), false)
 	if err != nil {

@@ -78,9 +78,6 @@ func mustRun(t *testing.T, stdin string, args ...string) string {
 
 func newDatabase(t *testing.T) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("needs PostgreSQL")
-	}
 	t.Setenv("DATABASE_URL", testkit.NewDatabase(t))
 	t.Setenv("CONVENTION_ID", "2026")
 }

@@ -416,9 +416,6 @@ func TestDatabaseDownIs503(t *testing.T) {
 }
 
 func TestRateLimitPerClient(t *testing.T) {
-	if testing.Short() {
-		t.Skip("needs redis-server")
-	}
 	e := newEnv(t, envOptions{redisURL: testkit.NewRedis(t), rateLimit: ratelimit.Config{PerSecond: 1, Burst: 4}})
 	tok := e.Tokens.Service(t, "user:read")
 	for range 4 {
