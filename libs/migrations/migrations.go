@@ -146,45 +146,33 @@ func (s Set) open(dsn string) (*migrate.Migrate, error) {
 	return m, nil
 }
 
-// Up applies every pending migration. Concurrent runs are serialized by an
-// advisory lock in the database.
-func (s Set) Up(dsn string) error {
+// run runs f on the database at dsn, what it does named in its error.
+// ErrNoChange, nothing to do (Up and UpTo at the version already), is no error.
+func (s Set) run(dsn, what string, f func(*migrate.Migrate) error) error {
 	m, err := s.open(dsn)
 	if err != nil {
 		return err
 	}
 	defer m.Close()
-	if err := m.Up(); err != nil && !errors.Is(err, migrate.ErrNoChange) {
-		return fmt.Errorf("applying migrations: %w", err)
+	if err := f(m); err != nil && !errors.Is(err, migrate.ErrNoChange) {
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	return nil
 }
+
+// Up applies every pending migration. Concurrent runs are serialized by an
+// advisory lock in the database.
+func (s Set) Up(dsn string) error { return s.run(dsn, "applying migrations", (*migrate.Migrate).Up) }
 
 // UpTo applies the pending migrations up to version and none after it (or
 // rolls back to it when the schema is newer).
 func (s Set) UpTo(dsn string, version uint) error {
-	m, err := s.open(dsn)
-	if err != nil {
-		return err
-	}
-	defer m.Close()
-	if err := m.Migrate(version); err != nil && !errors.Is(err, migrate.ErrNoChange) {
-		return fmt.Errorf("migrating to version %d: %w", version, err)
-	}
-	return nil
+	return s.run(dsn, fmt.Sprintf("migrating to version %d", version), func(m *migrate.Migrate) error { return m.Migrate(version) })
 }
 
 // Down rolls back the newest applied migration.
 func (s Set) Down(dsn string) error {
-	m, err := s.open(dsn)
-	if err != nil {
-		return err
-	}
-	defer m.Close()
-	if err := m.Steps(-1); err != nil {
-		return fmt.Errorf("rolling back a migration: %w", err)
-	}
-	return nil
+	return s.run(dsn, "rolling back a migration", func(m *migrate.Migrate) error { return m.Steps(-1) })
 }
 
 // Latest returns the newest embedded version.
@@ -264,13 +252,5 @@ func (s Set) Check(pool *pgxpool.Pool) func(context.Context) error {
 // way out of a migration that failed half-way, once its effects were
 // repaired or undone by hand.
 func (s Set) Force(dsn string, version int) error {
-	m, err := s.open(dsn)
-	if err != nil {
-		return err
-	}
-	defer m.Close()
-	if err := m.Force(version); err != nil {
-		return fmt.Errorf("forcing version %d: %w", version, err)
-	}
-	return nil
+	return s.run(dsn, fmt.Sprintf("forcing version %d", version), func(m *migrate.Migrate) error { return m.Force(version) })
 }
