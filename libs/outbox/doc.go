@@ -1,6 +1,6 @@
 // Package outbox is the transactional outbox of the producing services
-// (users, volunteers, registrations): a change and its events are committed
-// in one transaction, and a relay inside the service's serve process hands
+// (users, volunteers, registrations, dealers): a change and its events are
+// committed in one transaction, and a relay inside the service's serve process hands
 // the committed events, rendered as the read API renders their objects, to
 // the auth service, which fans them out to webhook subscriptions.
 //
