@@ -13,7 +13,9 @@ import (
 
 	"github.com/eventreg/eventreg/libs/config"
 	"github.com/eventreg/eventreg/libs/pgdb"
+	"github.com/eventreg/eventreg/libs/svcclient"
 	"github.com/eventreg/eventreg/libs/userid"
+	"github.com/eventreg/eventreg/libs/usersclient"
 )
 
 // UsersClient is the configuration of a service that calls the users
@@ -34,6 +36,12 @@ func (u *UsersClient) Validate() error {
 		errs = append(errs, errors.New("USERS_TIMEOUT must be between 100ms and 1m"))
 	}
 	return errors.Join(errs...)
+}
+
+// Client returns the client of the users service's internal API this
+// configuration names, its calls signed with creds (Runtime.Credentials).
+func (u UsersClient) Client(creds svcclient.Credentials) *usersclient.Client {
+	return usersclient.NewClient(u.UsersInternalURL, u.UsersTimeout, creds)
 }
 
 // AdminConfig is what the database commands of a service (import, generate
