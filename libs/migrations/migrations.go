@@ -1,5 +1,7 @@
 // Package migrations applies a service's embedded, versioned up/down SQL
 // migrations with golang-migrate, and tells readiness whether they are applied.
+// A service's set may take migrations a library provides beside its own
+// (Set.With: libs/outbox's tables).
 package migrations
 
 import (
@@ -7,6 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path"
+	"slices"
 	"strings"
 
 	"github.com/golang-migrate/migrate/v4"
@@ -27,6 +31,52 @@ type Set struct {
 
 // New returns the migration set found in dir of fsys (usually an embed.FS).
 func New(fsys fs.FS, dir string) Set { return Set{fsys: fsys, dir: dir} }
+
+// With returns the set with the migrations at the root of library added to
+// its own: a library's tables (libs/outbox.Migrations), which each service
+// using the library takes at the version its files name. Two files of the
+// same name are an error when the set is read, two of the same version as
+// golang-migrate reports them.
+func (s Set) With(library fs.FS) Set {
+	s.fsys = union{{s.fsys, s.dir}, {library, "."}}
+	s.dir = "."
+	return s
+}
+
+// union is the files of several folders as one: Open finds a name in the
+// first folder that has it, ReadDir lists every folder's entries.
+type union []struct {
+	fsys fs.FS
+	dir  string
+}
+
+func (u union) Open(name string) (fs.File, error) {
+	for _, f := range u {
+		file, err := f.fsys.Open(path.Join(f.dir, name))
+		if !errors.Is(err, fs.ErrNotExist) {
+			return file, err
+		}
+	}
+	return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
+}
+
+func (u union) ReadDir(name string) ([]fs.DirEntry, error) {
+	var all []fs.DirEntry
+	for _, f := range u {
+		entries, err := fs.ReadDir(f.fsys, path.Join(f.dir, name))
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, entries...)
+	}
+	slices.SortFunc(all, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	for i := 1; i < len(all); i++ {
+		if all[i].Name() == all[i-1].Name() {
+			return nil, fmt.Errorf("migration %s is both a service's and a library's", all[i].Name())
+		}
+	}
+	return all, nil
+}
 
 // RunsOn returns the set declaring that the binary runs on every schema from
 // version oldest on (its newest migration by default): a release whose newest
@@ -96,61 +146,64 @@ func (s Set) open(dsn string) (*migrate.Migrate, error) {
 	return m, nil
 }
 
-// Up applies every pending migration. Concurrent runs are serialized by an
-// advisory lock in the database.
-func (s Set) Up(dsn string) error {
+// run runs f on the database at dsn, what it does named in its error.
+// ErrNoChange, nothing to do (Up and UpTo at the version already), is no error.
+func (s Set) run(dsn, what string, f func(*migrate.Migrate) error) error {
 	m, err := s.open(dsn)
 	if err != nil {
 		return err
 	}
 	defer m.Close()
-	if err := m.Up(); err != nil && !errors.Is(err, migrate.ErrNoChange) {
-		return fmt.Errorf("applying migrations: %w", err)
+	if err := f(m); err != nil && !errors.Is(err, migrate.ErrNoChange) {
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	return nil
 }
+
+// Up applies every pending migration. Concurrent runs are serialized by an
+// advisory lock in the database.
+func (s Set) Up(dsn string) error { return s.run(dsn, "applying migrations", (*migrate.Migrate).Up) }
 
 // UpTo applies the pending migrations up to version and none after it (or
 // rolls back to it when the schema is newer).
 func (s Set) UpTo(dsn string, version uint) error {
-	m, err := s.open(dsn)
-	if err != nil {
-		return err
-	}
-	defer m.Close()
-	if err := m.Migrate(version); err != nil && !errors.Is(err, migrate.ErrNoChange) {
-		return fmt.Errorf("migrating to version %d: %w", version, err)
-	}
-	return nil
+	return s.run(dsn, fmt.Sprintf("migrating to version %d", version), func(m *migrate.Migrate) error { return m.Migrate(version) })
 }
 
 // Down rolls back the newest applied migration.
 func (s Set) Down(dsn string) error {
-	m, err := s.open(dsn)
-	if err != nil {
-		return err
-	}
-	defer m.Close()
-	if err := m.Steps(-1); err != nil {
-		return fmt.Errorf("rolling back a migration: %w", err)
-	}
-	return nil
+	return s.run(dsn, "rolling back a migration", func(m *migrate.Migrate) error { return m.Steps(-1) })
 }
 
 // Latest returns the newest embedded version.
 func (s Set) Latest() (uint, error) {
-	entries, err := fs.ReadDir(s.fsys, s.dir)
+	names, err := s.Names()
 	if err != nil {
-		return 0, fmt.Errorf("reading embedded migrations: %w", err)
+		return 0, err
 	}
 	var latest uint
-	for _, e := range entries {
-		var v uint
-		if _, err := fmt.Sscanf(e.Name(), "%d_", &v); err == nil && strings.HasSuffix(e.Name(), ".up.sql") && v > latest {
-			latest = v
-		}
+	for v := range names {
+		latest = max(latest, v)
 	}
 	return latest, nil
+}
+
+// Names returns the name of each embedded migration by version: "outbox" for
+// 0002_outbox.up.sql.
+func (s Set) Names() (map[uint]string, error) {
+	entries, err := fs.ReadDir(s.fsys, s.dir)
+	if err != nil {
+		return nil, fmt.Errorf("reading embedded migrations: %w", err)
+	}
+	names := map[uint]string{}
+	for _, e := range entries {
+		var v uint
+		if _, err := fmt.Sscanf(e.Name(), "%d_", &v); err == nil && strings.HasSuffix(e.Name(), ".up.sql") {
+			_, name, _ := strings.Cut(strings.TrimSuffix(e.Name(), ".up.sql"), "_")
+			names[v] = name
+		}
+	}
+	return names, nil
 }
 
 // Status reads the applied version through the service's own pool.
@@ -199,13 +252,5 @@ func (s Set) Check(pool *pgxpool.Pool) func(context.Context) error {
 // way out of a migration that failed half-way, once its effects were
 // repaired or undone by hand.
 func (s Set) Force(dsn string, version int) error {
-	m, err := s.open(dsn)
-	if err != nil {
-		return err
-	}
-	defer m.Close()
-	if err := m.Force(version); err != nil {
-		return fmt.Errorf("forcing version %d: %w", version, err)
-	}
-	return nil
+	return s.run(dsn, fmt.Sprintf("forcing version %d", version), func(m *migrate.Migrate) error { return m.Force(version) })
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/eventreg/eventreg/libs/migrations"
@@ -142,5 +143,55 @@ func TestEveryFormOfTheServicesDSN(t *testing.T) {
 	defer pool.Close()
 	if st, err := set.Status(context.Background(), pool); err != nil || !st.Current() {
 		t.Fatalf("status after up: %+v %v", st, err)
+	}
+}
+
+// TestWithALibrarysMigrations: a set with a library's migration lists it
+// between the service's own, applies each in version order and rolls them
+// back; a file both hold is refused.
+func TestWithALibrarysMigrations(t *testing.T) {
+	own := fstest.MapFS{
+		"sql/0001_things.up.sql":   files["sql/0001_things.up.sql"],
+		"sql/0001_things.down.sql": files["sql/0001_things.down.sql"],
+		"sql/0003_more.up.sql":     files["sql/0002_more.up.sql"],
+		"sql/0003_more.down.sql":   files["sql/0002_more.down.sql"],
+	}
+	library := fstest.MapFS{
+		"0002_lib.up.sql":   {Data: []byte("CREATE TABLE lib (id bigint PRIMARY KEY);")},
+		"0002_lib.down.sql": {Data: []byte("DROP TABLE lib;")},
+	}
+	set := migrations.New(own, "sql").With(library)
+	names, err := set.Names()
+	if diff := cmp.Diff(map[uint]string{1: "things", 2: "lib", 3: "more"}, names); err != nil || diff != "" {
+		t.Fatalf("names (-want +got):\n%s%v", diff, err)
+	}
+	if latest, err := set.Latest(); err != nil || latest != 3 {
+		t.Fatalf("latest %d %v", latest, err)
+	}
+	clash := fstest.MapFS{"0002_lib.up.sql": {Data: []byte("SELECT 1;")}}
+	if _, err := migrations.New(clash, ".").With(library).Latest(); err == nil {
+		t.Fatal("a migration both the service and the library hold is taken")
+	}
+
+	dsn, pool := newDatabase(t)
+	ctx := context.Background()
+	if err := set.UpTo(dsn, 2); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, "INSERT INTO lib (id) VALUES (1)"); err != nil {
+		t.Fatalf("the library's table at version 2: %v", err)
+	}
+	if err := set.Up(dsn); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, "INSERT INTO things (id, name) VALUES (1, 'x')"); err != nil {
+		t.Fatalf("version 3: %v", err)
+	}
+	if err := set.UpTo(dsn, 1); err != nil {
+		t.Fatal(err)
+	}
+	var libs int
+	if err := pool.QueryRow(ctx, "SELECT count(*) FROM pg_tables WHERE tablename = 'lib'").Scan(&libs); err != nil || libs != 0 {
+		t.Fatalf("the library's table after rolling back to 1: %d %v", libs, err)
 	}
 }

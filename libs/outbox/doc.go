@@ -1,15 +1,16 @@
 // Package outbox is the transactional outbox of the producing services
-// (users, volunteers, registrations): a change and its events are committed
-// in one transaction, and a relay inside the service's serve process hands
+// (users, volunteers, registrations, dealers): a change and its events are
+// committed in one transaction, and a relay inside the service's serve process hands
 // the committed events, rendered as the read API renders their objects, to
 // the auth service, which fans them out to webhook subscriptions.
 //
 // # Writing events
 //
 // Add inserts events into the table "outbox" in the caller's transaction
-// (the tables are created by migration 0002_outbox, the same in each
-// producing service: services/volunteers/migrations/0002_outbox.up.sql, ...;
-// the tests of this package create theirs from it): a rolled-back change
+// (the tables are created by this package's migration,
+// migrations/0002_outbox.up.sql: each producing service's migration set,
+// MigrationSet, takes it as its version 2, so the tables are the same in
+// each; the tests of this package create theirs from it): a rolled-back change
 // leaves no event, a committed one always has its events. Each row gets a
 // new event id (gen_random_uuid()), its commit-time clock
 // (clock_timestamp()), the W3C traceparent of the span in the context

@@ -5,13 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/spf13/cobra"
 
 	"github.com/eventreg/eventreg/libs/config"
 	"github.com/eventreg/eventreg/libs/pgdb"
+	"github.com/eventreg/eventreg/libs/svcclient"
 	"github.com/eventreg/eventreg/libs/userid"
+	"github.com/eventreg/eventreg/libs/usersclient"
 )
 
 // UsersClient is the configuration of a service that calls the users
@@ -32,6 +36,12 @@ func (u *UsersClient) Validate() error {
 		errs = append(errs, errors.New("USERS_TIMEOUT must be between 100ms and 1m"))
 	}
 	return errors.Join(errs...)
+}
+
+// Client returns the client of the users service's internal API this
+// configuration names, its calls signed with creds (Runtime.Credentials).
+func (u UsersClient) Client(creds svcclient.Credentials) *usersclient.Client {
+	return usersclient.NewClient(u.UsersInternalURL, u.UsersTimeout, creds)
 }
 
 // AdminConfig is what the database commands of a service (import, generate
@@ -95,4 +105,46 @@ func WithDatabase[C Database](ctx context.Context, f func(cfg C, pool *pgxpool.P
 	}
 	defer pool.Close()
 	return f(cfg, pool)
+}
+
+// Record is what an operator's command on one record runs with
+// (RecordCommand).
+type Record struct {
+	// ID is the record's id, the command's first argument.
+	ID int64
+	// Convention is --convention as given: AdminConfig.Convention reads it.
+	Convention string
+	// Output is the -o format.
+	Output Output
+}
+
+// RecordCommand returns an operator's command on one record (show, delete,
+// set-status): use names the record's id as its first argument ("show
+// DEALER_ID"; read with ParseID, the error naming it), its only argument
+// unless the caller sets Args. It prints its result with -o text|json and,
+// with conventionOf set, takes --convention ("convention of the
+// <conventionOf> (default CONVENTION_ID)"). run runs once the id is read.
+func RecordCommand(use, short, conventionOf string, run func(cmd *cobra.Command, args []string, r Record) error) *cobra.Command {
+	var convention string
+	cmd := printingCommand(use, short, func(cmd *cobra.Command, args []string, output Output) error {
+		id, err := ParseID(strings.Fields(use)[1], args[0])
+		if err != nil {
+			return err
+		}
+		return run(cmd, args, Record{ID: id, Convention: convention, Output: output})
+	})
+	if conventionOf != "" {
+		cmd.Flags().StringVar(&convention, "convention", "", "convention of the "+conventionOf+" (default CONVENTION_ID)")
+	}
+	return cmd
+}
+
+// printingCommand returns a command of one argument (unless the caller sets
+// Args) that prints its result with -o text|json: run runs with the format.
+func printingCommand(use, short string, run func(cmd *cobra.Command, args []string, output Output) error) *cobra.Command {
+	var output *Output
+	cmd := &cobra.Command{Use: use, Short: short, Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return run(cmd, args, *output) }}
+	output = AddOutputFlag(cmd)
+	return cmd
 }

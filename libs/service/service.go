@@ -156,42 +156,40 @@ func (r *Runtime) Serve(ctx context.Context) error {
 
 // MigrateCommand returns `migrate up|down|status` for the service's set.
 func MigrateCommand(set migrations.Set, load func() (DatabaseConfig, error)) *cobra.Command {
-	cmd := &cobra.Command{Use: "migrate", Short: "Apply, roll back or show the database migrations"}
-	cmd.AddCommand(&cobra.Command{
-		Use: "up", Short: "Apply every pending migration",
-		RunE: func(cmd *cobra.Command, _ []string) error {
+	// onDatabase is the RunE of a subcommand that runs f on the configured database.
+	onDatabase := func(f func(cmd *cobra.Command, dsn string) error) func(*cobra.Command, []string) error {
+		return func(cmd *cobra.Command, _ []string) error {
 			cfg, err := load()
 			if err != nil {
 				return err
 			}
-			if err := set.Up(cfg.DatabaseURL); err != nil {
+			return f(cmd, cfg.DatabaseURL)
+		}
+	}
+	cmd := &cobra.Command{Use: "migrate", Short: "Apply, roll back or show the database migrations"}
+	cmd.AddCommand(&cobra.Command{
+		Use: "up", Short: "Apply every pending migration",
+		RunE: onDatabase(func(cmd *cobra.Command, dsn string) error {
+			if err := set.Up(dsn); err != nil {
 				return err
 			}
 			latest, _ := set.Latest()
 			fmt.Fprintf(cmd.OutOrStdout(), "migrations applied; database at version %d\n", latest)
 			return nil
-		},
+		}),
 	}, &cobra.Command{
 		Use: "down", Short: "Roll back the newest migration",
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := load()
-			if err != nil {
-				return err
-			}
-			if err := set.Down(cfg.DatabaseURL); err != nil {
+		RunE: onDatabase(func(cmd *cobra.Command, dsn string) error {
+			if err := set.Down(dsn); err != nil {
 				return err
 			}
 			fmt.Fprintln(cmd.OutOrStdout(), "rolled back one migration")
 			return nil
-		},
+		}),
 	}, &cobra.Command{
 		Use: "status", Short: "Show the applied and the newest migration",
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := load()
-			if err != nil {
-				return err
-			}
-			pool, err := pgdb.Open(cmd.Context(), cfg.DatabaseURL)
+		RunE: onDatabase(func(cmd *cobra.Command, dsn string) error {
+			pool, err := pgdb.Open(cmd.Context(), dsn)
 			if err != nil {
 				return err
 			}
@@ -202,7 +200,7 @@ func MigrateCommand(set migrations.Set, load func() (DatabaseConfig, error)) *co
 			}
 			fmt.Fprintln(cmd.OutOrStdout(), describeStatus(st))
 			return nil
-		},
+		}),
 	}, &cobra.Command{
 		Use:   "force VERSION",
 		Short: "Record VERSION as applied and clean, running nothing (after repairing a failed migration by hand)",
@@ -213,15 +211,13 @@ func MigrateCommand(set migrations.Set, load func() (DatabaseConfig, error)) *co
 			if err != nil || v < 0 || uint(v) > latest {
 				return fmt.Errorf("VERSION must be a migration version from 0 to %d, got %q", latest, args[0])
 			}
-			cfg, err := load()
-			if err != nil {
-				return err
-			}
-			if err := set.Force(cfg.DatabaseURL, v); err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "database recorded at version %d, clean; nothing was run\n", v)
-			return nil
+			return onDatabase(func(cmd *cobra.Command, dsn string) error {
+				if err := set.Force(dsn, v); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "database recorded at version %d, clean; nothing was run\n", v)
+				return nil
+			})(cmd, args)
 		},
 	})
 	return cmd

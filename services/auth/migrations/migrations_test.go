@@ -9,10 +9,9 @@ import (
 	"testing/fstest"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	libmigrations "github.com/eventreg/eventreg/libs/migrations"
-	"github.com/eventreg/eventreg/libs/pgdb"
+	"github.com/eventreg/eventreg/libs/resourcetest"
 	"github.com/eventreg/eventreg/libs/testkit"
 )
 
@@ -40,25 +39,9 @@ func before(t *testing.T, version int) libmigrations.Set {
 	return libmigrations.New(older, ".")
 }
 
-// migrated is a new database with set applied and a pool on it, closed at
-// the end of the test; under -short the test is skipped.
-func migrated(t *testing.T, set libmigrations.Set) (string, *pgxpool.Pool) {
-	t.Helper()
-	dsn := testkit.NewDatabase(t)
-	if err := set.Up(dsn); err != nil {
-		t.Fatal(err)
-	}
-	pool, err := pgdb.Open(context.Background(), dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	return dsn, pool
-}
-
 func TestRequirePKCEMigration(t *testing.T) {
 	ctx := context.Background()
-	dsn, pool := migrated(t, before(t, 3))
+	dsn, pool := resourcetest.NewPool(t, before(t, 3))
 	insert := `INSERT INTO clients (id, name, kind, secret_hash, redirect_uris, scopes) VALUES ($1, 'app', 'obo', '\x00', '{https://a.example/cb}', '{pii:basic}')`
 	if _, err := pool.Exec(ctx, insert, 1); err != nil {
 		t.Fatal(err)
@@ -100,7 +83,7 @@ func TestRequirePKCEMigration(t *testing.T) {
 
 func TestWebhooksMigration(t *testing.T) {
 	ctx := context.Background()
-	dsn, pool := migrated(t, Set())
+	dsn, pool := resourcetest.NewPool(t, Set())
 	tables := func() int {
 		t.Helper()
 		var n int
@@ -136,7 +119,7 @@ func TestWebhooksMigration(t *testing.T) {
 
 func TestWebhookOperatorControlsMigration(t *testing.T) {
 	ctx := context.Background()
-	dsn, pool := migrated(t, before(t, 5))
+	dsn, pool := resourcetest.NewPool(t, before(t, 5))
 	if _, err := pool.Exec(ctx, `INSERT INTO clients (id, name, kind, secret_hash) VALUES (1, 'app', 'service', '\x00')`); err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"embed"
 
 	"github.com/eventreg/eventreg/libs/migrations"
+	"github.com/eventreg/eventreg/libs/outbox"
 )
 
 //go:embed *.sql
@@ -19,5 +20,6 @@ var files embed.FS
 // (docs/deployment.md, Upgrade).
 const OldestSchema = 2
 
-// Set is the dealers service's migration set, declaring OldestSchema.
-func Set() migrations.Set { return migrations.New(files, ".").RunsOn(OldestSchema) }
+// Set is the dealers service's migration set: its own files and libs/outbox's
+// tables as version 2, declaring OldestSchema.
+func Set() migrations.Set { return outbox.MigrationSet(files, OldestSchema) }

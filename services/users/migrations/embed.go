@@ -5,6 +5,7 @@ import (
 	"embed"
 
 	libmigrations "github.com/eventreg/eventreg/libs/migrations"
+	"github.com/eventreg/eventreg/libs/outbox"
 )
 
 //go:embed *.sql
@@ -21,5 +22,6 @@ var files embed.FS
 // it (docs/deployment.md, Upgrade).
 const OldestSchema = 4
 
-// Set is the users service's migration set, declaring OldestSchema.
-func Set() libmigrations.Set { return libmigrations.New(files, ".").RunsOn(OldestSchema) }
+// Set is the users service's migration set: its own files and libs/outbox's
+// tables as version 2, declaring OldestSchema.
+func Set() libmigrations.Set { return outbox.MigrationSet(files, OldestSchema) }

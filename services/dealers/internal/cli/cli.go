@@ -2,6 +2,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -42,30 +43,14 @@ func withService(cmd *cobra.Command, f func(cfg config.Admin, st *dealerdb.Store
 }
 
 func importCommand() *cobra.Command {
-	var output *service.Output
-	cmd := &cobra.Command{
-		Use:   "import FILE",
-		Short: "Load the dealers of a fixture file (idempotent, all or nothing)",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return withService(cmd, func(cfg config.Admin, st *dealerdb.Store, _ *dealer.Service) error {
-				doc, err := fixture.Load(args[0])
-				if err != nil {
-					return err
-				}
-				convention, res, err := dealer.Import(cmd.Context(), st, doc, cfg.ConventionID)
-				if err != nil {
-					return err
-				}
-				return output.Print(cmd.OutOrStdout(), map[string]any{"conventionId": convention,
-					"inserted": res.Inserted, "updated": res.Updated, "unchanged": res.Unchanged},
-					fmt.Sprintf("dealers (applications of convention %s): %d inserted, %d updated, %d unchanged",
-						convention, res.Inserted, res.Updated, res.Unchanged))
-			})
-		},
-	}
-	output = service.AddOutputFlag(cmd)
-	return cmd
+	return service.ImportCommand("Load the dealers of a fixture file (idempotent, all or nothing)",
+		func(ctx context.Context, cfg config.Admin, pool *pgxpool.Pool, doc *fixture.Document) (service.Imported, error) {
+			convention, res, err := dealer.Import(ctx, dealerdb.New(pool), doc, cfg.ConventionID)
+			return service.Imported{JSON: map[string]any{"conventionId": convention,
+				"inserted": res.Inserted, "updated": res.Updated, "unchanged": res.Unchanged},
+				Text: fmt.Sprintf("dealers (applications of convention %s): %d inserted, %d updated, %d unchanged",
+					convention, res.Inserted, res.Updated, res.Unchanged)}, err
+		})
 }
 
 func listCommand() *cobra.Command {
@@ -110,95 +95,63 @@ func listCommand() *cobra.Command {
 }
 
 func showCommand() *cobra.Command {
-	var convention string
-	var output *service.Output
-	cmd := &cobra.Command{
-		Use:   "show DEALER_ID",
-		Short: "Show a dealer with its applications of the convention",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := service.ParseID("DEALER_ID", args[0])
-			if err != nil {
-				return err
-			}
+	return service.RecordCommand("show DEALER_ID", "Show a dealer with its applications of the convention", "applications",
+		func(cmd *cobra.Command, _ []string, r service.Record) error {
 			return withService(cmd, func(cfg config.Admin, _ *dealerdb.Store, svc *dealer.Service) error {
-				conv, err := cfg.Convention(convention)
+				conv, err := cfg.Convention(r.Convention)
 				if err != nil {
 					return err
 				}
-				d, err := svc.Get(cmd.Context(), conv, id)
+				d, err := svc.Get(cmd.Context(), conv, r.ID)
 				if errors.Is(err, dealer.ErrNotFound) {
-					return fmt.Errorf("there is no dealer %d", id)
+					return fmt.Errorf("there is no dealer %d", r.ID)
 				}
 				if err != nil {
 					return err
 				}
-				if output.JSON() {
+				if r.Output.JSON() {
 					return service.PrintJSON(cmd.OutOrStdout(), d)
 				}
 				printDealer(cmd.OutOrStdout(), d)
 				return nil
 			})
-		},
-	}
-	cmd.Flags().StringVar(&convention, "convention", "", "convention of the applications (default CONVENTION_ID)")
-	output = service.AddOutputFlag(cmd)
-	return cmd
+		})
 }
 
 func setStatusCommand() *cobra.Command {
-	var output *service.Output
-	cmd := &cobra.Command{
-		Use:   "set-status APPLICATION_ID " + strings.Join(dealer.Statuses, "|"),
-		Short: "Change an application's status, as the state machine allows (docs/dealers.md)",
-		Args:  cobra.ExactArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := service.ParseID("APPLICATION_ID", args[0])
-			if err != nil {
-				return err
-			}
+	cmd := service.RecordCommand("set-status APPLICATION_ID "+strings.Join(dealer.Statuses, "|"),
+		"Change an application's status, as the state machine allows (docs/dealers.md)", "",
+		func(cmd *cobra.Command, args []string, r service.Record) error {
 			return withService(cmd, func(_ config.Admin, _ *dealerdb.Store, svc *dealer.Service) error {
-				d, changed, err := svc.SetStatus(cmd.Context(), id, args[1])
+				d, changed, err := svc.SetStatus(cmd.Context(), r.ID, args[1])
 				if err != nil {
-					return describe(id, err)
+					return describe(r.ID, err)
 				}
 				what := "unchanged"
 				if changed {
 					what = "changed"
 				}
-				return output.Print(cmd.OutOrStdout(), map[string]any{"applicationId": id, "dealerId": d.ID,
+				return r.Output.Print(cmd.OutOrStdout(), map[string]any{"applicationId": r.ID, "dealerId": d.ID,
 					"status": args[1], "changed": changed},
-					fmt.Sprintf("application %d of dealer %d: status %s (%s)", id, d.ID, args[1], what))
+					fmt.Sprintf("application %d of dealer %d: status %s (%s)", r.ID, d.ID, args[1], what))
 			})
-		},
-	}
-	output = service.AddOutputFlag(cmd)
+		})
+	cmd.Args = cobra.ExactArgs(2)
 	return cmd
 }
 
 func deleteApplicationCommand() *cobra.Command {
-	var output *service.Output
-	cmd := &cobra.Command{
-		Use:   "delete-application APPLICATION_ID",
-		Short: "Delete an application that is not approved",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := service.ParseID("APPLICATION_ID", args[0])
-			if err != nil {
-				return err
-			}
+	return service.RecordCommand("delete-application APPLICATION_ID", "Delete an application that is not approved", "",
+		func(cmd *cobra.Command, _ []string, r service.Record) error {
 			return withService(cmd, func(_ config.Admin, _ *dealerdb.Store, svc *dealer.Service) error {
-				d, err := svc.DeleteApplication(cmd.Context(), id)
+				d, err := svc.DeleteApplication(cmd.Context(), r.ID)
 				if err != nil {
-					return describe(id, err)
+					return describe(r.ID, err)
 				}
-				return output.Print(cmd.OutOrStdout(), map[string]any{"applicationId": id, "dealerId": d.ID, "deleted": true},
-					fmt.Sprintf("application %d of dealer %d: deleted", id, d.ID))
+				return r.Output.Print(cmd.OutOrStdout(), map[string]any{"applicationId": r.ID, "dealerId": d.ID, "deleted": true},
+					fmt.Sprintf("application %d of dealer %d: deleted", r.ID, d.ID))
 			})
-		},
-	}
-	output = service.AddOutputFlag(cmd)
-	return cmd
+		})
 }
 
 // describe names the logic error code of a refused change, as the API's

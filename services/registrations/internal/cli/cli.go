@@ -40,102 +40,62 @@ func withStore(ctx context.Context, f func(cfg config.Admin, pool *pgxpool.Pool,
 }
 
 func importCommand() *cobra.Command {
-	var output *service.Output
-	cmd := &cobra.Command{
-		Use:   "import FILE",
-		Short: "Load the registrations, organization and conventions of a fixture file (idempotent)",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return withStore(cmd.Context(), func(cfg config.Admin, pool *pgxpool.Pool, st *registrationdb.Store) error {
-				doc, err := fixture.Load(args[0])
-				if err != nil {
-					return err
-				}
-				// The public configuration is checked first: a file
-				// refused for it stores nothing.
-				if _, _, err := convention.FromFixture(doc.Organization, doc.Conventions); err != nil {
-					return err
-				}
-				conv, res, err := registration.Import(cmd.Context(), st, doc, cfg.ConventionID)
-				if err != nil {
-					return err
-				}
-				pub, err := convention.Import(cmd.Context(), conventiondb.New(pool), doc)
-				if err != nil {
-					return err
-				}
-				if output.JSON() {
-					return service.PrintJSON(cmd.OutOrStdout(), map[string]any{"conventionId": conv,
-						"inserted": res.Inserted, "updated": res.Updated, "unchanged": res.Unchanged,
-						"organization": pub.Organization, "conventions": pub.Conventions})
-				}
-				fmt.Fprintf(cmd.OutOrStdout(), "registrations of convention %s: %d inserted, %d updated, %d unchanged\n",
-					conv, res.Inserted, res.Updated, res.Unchanged)
-				if pub.Organization {
-					fmt.Fprintln(cmd.OutOrStdout(), "organization stored")
-				}
-				if pub.Conventions >= 0 {
-					fmt.Fprintf(cmd.OutOrStdout(), "conventions: %d stored (the list is now the file's)\n", pub.Conventions)
-				}
-				return nil
-			})
-		},
-	}
-	output = service.AddOutputFlag(cmd)
-	return cmd
+	return service.ImportCommand("Load the registrations, organization and conventions of a fixture file (idempotent)",
+		func(ctx context.Context, cfg config.Admin, pool *pgxpool.Pool, doc *fixture.Document) (service.Imported, error) {
+			// The public configuration is checked first: a file refused
+			// for it stores nothing.
+			if _, _, err := convention.FromFixture(doc.Organization, doc.Conventions); err != nil {
+				return service.Imported{}, err
+			}
+			conv, res, err := registration.Import(ctx, registrationdb.New(pool), doc, cfg.ConventionID)
+			if err != nil {
+				return service.Imported{}, err
+			}
+			pub, err := convention.Import(ctx, conventiondb.New(pool), doc)
+			text := fmt.Sprintf("registrations of convention %s: %d inserted, %d updated, %d unchanged", conv, res.Inserted, res.Updated, res.Unchanged)
+			if pub.Organization {
+				text += "\norganization stored"
+			}
+			if pub.Conventions >= 0 {
+				text += fmt.Sprintf("\nconventions: %d stored (the list is now the file's)", pub.Conventions)
+			}
+			return service.Imported{JSON: map[string]any{"conventionId": conv,
+				"inserted": res.Inserted, "updated": res.Updated, "unchanged": res.Unchanged,
+				"organization": pub.Organization, "conventions": pub.Conventions}, Text: text}, err
+		})
 }
 
 func setStatusCommand() *cobra.Command {
-	var convention string
-	var output *service.Output
-	cmd := &cobra.Command{
-		Use:   "set-status USER_ID paid|unpaid",
-		Short: "Set the status of a user's registration",
-		Args:  cobra.ExactArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := service.ParseID("USER_ID", args[0])
-			if err != nil {
-				return err
-			}
-			return change(cmd, convention, *output, func(svc *registration.Service, conv string) (registration.Registration, error) {
-				return svc.SetStatus(cmd.Context(), conv, id, args[1])
+	cmd := service.RecordCommand("set-status USER_ID paid|unpaid", "Set the status of a user's registration", "registration",
+		func(cmd *cobra.Command, args []string, r service.Record) error {
+			return change(cmd, r, func(svc *registration.Service, conv string) (registration.Registration, error) {
+				return svc.SetStatus(cmd.Context(), conv, r.ID, args[1])
 			})
-		},
-	}
-	cmd.Flags().StringVar(&convention, "convention", "", "convention of the registration (default CONVENTION_ID)")
-	output = service.AddOutputFlag(cmd)
+		})
+	cmd.Args = cobra.ExactArgs(2)
 	return cmd
 }
 
 func recordPaymentCommand() *cobra.Command {
-	var convention, orderID string
-	var output *service.Output
-	cmd := &cobra.Command{
-		Use:   "record-payment USER_ID --order-id ORDER",
-		Short: "Record that an order paid a user's registration (status becomes paid, order set)",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := service.ParseID("USER_ID", args[0])
-			if err != nil {
-				return err
-			}
-			return change(cmd, convention, *output, func(svc *registration.Service, conv string) (registration.Registration, error) {
-				return svc.RecordPayment(cmd.Context(), conv, id, orderID)
+	var orderID string
+	cmd := service.RecordCommand("record-payment USER_ID --order-id ORDER",
+		"Record that an order paid a user's registration (status becomes paid, order set)", "registration",
+		func(cmd *cobra.Command, _ []string, r service.Record) error {
+			return change(cmd, r, func(svc *registration.Service, conv string) (registration.Registration, error) {
+				return svc.RecordPayment(cmd.Context(), conv, r.ID, orderID)
 			})
-		},
-	}
+		})
 	cmd.Flags().StringVar(&orderID, "order-id", "", "the order that paid (required)")
 	_ = cmd.MarkFlagRequired("order-id")
-	cmd.Flags().StringVar(&convention, "convention", "", "convention of the registration (default CONVENTION_ID)")
-	output = service.AddOutputFlag(cmd)
 	return cmd
 }
 
-// change runs do, an operator's change of a registration in convention
-// (the flag, else CONVENTION_ID), and prints the registration as changed.
-func change(cmd *cobra.Command, convention string, output service.Output, do func(svc *registration.Service, convention string) (registration.Registration, error)) error {
+// change runs do, an operator's change of the registration of rec in its
+// convention (the flag, else CONVENTION_ID), and prints the registration as
+// changed.
+func change(cmd *cobra.Command, rec service.Record, do func(svc *registration.Service, convention string) (registration.Registration, error)) error {
 	return withStore(cmd.Context(), func(cfg config.Admin, _ *pgxpool.Pool, st *registrationdb.Store) error {
-		conv, err := cfg.Convention(convention)
+		conv, err := cfg.Convention(rec.Convention)
 		if err != nil {
 			return err
 		}
@@ -148,7 +108,7 @@ func change(cmd *cobra.Command, convention string, output service.Output, do fun
 		if r.OrderID != nil {
 			order = *r.OrderID
 		}
-		return output.Print(cmd.OutOrStdout(), map[string]any{"conventionId": r.ConventionID, "userId": r.UserID,
+		return rec.Output.Print(cmd.OutOrStdout(), map[string]any{"conventionId": r.ConventionID, "userId": r.UserID,
 			"status": r.Status, "orderId": r.OrderID, "updatedAt": updated},
 			fmt.Sprintf("registration of user %d in convention %s: status %s, order %s, updated at %s",
 				r.UserID, r.ConventionID, r.Status, order, updated))

@@ -7,7 +7,6 @@ import (
 	"context"
 
 	"github.com/eventreg/eventreg/libs/service"
-	"github.com/eventreg/eventreg/libs/usersclient"
 
 	"github.com/eventreg/eventreg/services/registrations/internal/config"
 	"github.com/eventreg/eventreg/services/registrations/internal/convention"
@@ -28,7 +27,7 @@ func Mount(ctx context.Context, cfg config.Serve, rt *service.Runtime) error {
 	if err != nil {
 		return err
 	}
-	users := usersclient.NewClient(cfg.UsersInternalURL, cfg.UsersTimeout, rt.Credentials)
+	users := cfg.UsersClient.Client(rt.Credentials)
 	svc := registration.NewService(registrationdb.New(rt.Pool), users, cfg.ConventionID)
 	registrationapi.New(svc, deps.Paginator("registrations.search"), rt.Log, deps).
 		Register(rt.Server.Public, rt.Server.Internal)

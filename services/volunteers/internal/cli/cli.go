@@ -34,31 +34,15 @@ func withStore(ctx context.Context, f func(cfg config.Admin, st *volunteerdb.Sto
 }
 
 func importCommand() *cobra.Command {
-	var output *service.Output
-	cmd := &cobra.Command{
-		Use:   "import FILE",
-		Short: "Load the departments and volunteers of a fixture file (idempotent, all or nothing)",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return withStore(cmd.Context(), func(cfg config.Admin, st *volunteerdb.Store) error {
-				doc, err := fixture.Load(args[0])
-				if err != nil {
-					return err
-				}
-				convention, res, err := volunteer.Import(cmd.Context(), st, doc, cfg.ConventionID)
-				if err != nil {
-					return err
-				}
-				return output.Print(cmd.OutOrStdout(), map[string]any{"conventionId": convention,
-					"departments": map[string]int64{"inserted": res.DepartmentsInserted, "updated": res.DepartmentsUpdated, "unchanged": res.DepartmentsUnchanged},
-					"volunteers":  map[string]int64{"inserted": res.Inserted, "updated": res.Updated, "unchanged": res.Unchanged}},
-					fmt.Sprintf("departments: %d inserted, %d updated, %d unchanged\nvolunteers of convention %s: %d inserted, %d updated, %d unchanged",
-						res.DepartmentsInserted, res.DepartmentsUpdated, res.DepartmentsUnchanged, convention, res.Inserted, res.Updated, res.Unchanged))
-			})
-		},
-	}
-	output = service.AddOutputFlag(cmd)
-	return cmd
+	return service.ImportCommand("Load the departments and volunteers of a fixture file (idempotent, all or nothing)",
+		func(ctx context.Context, cfg config.Admin, pool *pgxpool.Pool, doc *fixture.Document) (service.Imported, error) {
+			convention, res, err := volunteer.Import(ctx, volunteerdb.New(pool), doc, cfg.ConventionID)
+			return service.Imported{JSON: map[string]any{"conventionId": convention,
+				"departments": map[string]int64{"inserted": res.DepartmentsInserted, "updated": res.DepartmentsUpdated, "unchanged": res.DepartmentsUnchanged},
+				"volunteers":  map[string]int64{"inserted": res.Inserted, "updated": res.Updated, "unchanged": res.Unchanged}},
+				Text: fmt.Sprintf("departments: %d inserted, %d updated, %d unchanged\nvolunteers of convention %s: %d inserted, %d updated, %d unchanged",
+					res.DepartmentsInserted, res.DepartmentsUpdated, res.DepartmentsUnchanged, convention, res.Inserted, res.Updated, res.Unchanged)}, err
+		})
 }
 
 func generateCommand() *cobra.Command {
@@ -72,35 +56,22 @@ func generateCommand() *cobra.Command {
 }
 
 func deleteCommand() *cobra.Command {
-	var convention string
-	var output *service.Output
-	cmd := &cobra.Command{
-		Use:   "delete USER_ID",
-		Short: "Delete a user's volunteer record (and tell webhook subscribers: volunteer-deleted)",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := service.ParseID("USER_ID", args[0])
-			if err != nil {
-				return err
-			}
+	return service.RecordCommand("delete USER_ID", "Delete a user's volunteer record (and tell webhook subscribers: volunteer-deleted)", "record",
+		func(cmd *cobra.Command, _ []string, r service.Record) error {
 			return withStore(cmd.Context(), func(cfg config.Admin, st *volunteerdb.Store) error {
-				conv, err := cfg.Convention(convention)
+				conv, err := cfg.Convention(r.Convention)
 				if err != nil {
 					return err
 				}
-				_, err = st.Delete(cmd.Context(), conv, id)
+				_, err = st.Delete(cmd.Context(), conv, r.ID)
 				if errors.Is(err, volunteer.ErrNotFound) {
-					return fmt.Errorf("user %d has no volunteer record in convention %s", id, conv)
+					return fmt.Errorf("user %d has no volunteer record in convention %s", r.ID, conv)
 				}
 				if err != nil {
 					return err
 				}
-				return output.Print(cmd.OutOrStdout(), map[string]any{"conventionId": conv, "userId": id, "deleted": true},
-					fmt.Sprintf("deleted the volunteer record of user %d in convention %s", id, conv))
+				return r.Output.Print(cmd.OutOrStdout(), map[string]any{"conventionId": conv, "userId": r.ID, "deleted": true},
+					fmt.Sprintf("deleted the volunteer record of user %d in convention %s", r.ID, conv))
 			})
-		},
-	}
-	cmd.Flags().StringVar(&convention, "convention", "", "convention of the record (default CONVENTION_ID)")
-	output = service.AddOutputFlag(cmd)
-	return cmd
+		})
 }

@@ -6,7 +6,6 @@ import (
 	"context"
 
 	"github.com/eventreg/eventreg/libs/service"
-	"github.com/eventreg/eventreg/libs/usersclient"
 
 	"github.com/eventreg/eventreg/services/volunteers/internal/config"
 	"github.com/eventreg/eventreg/services/volunteers/internal/volunteer"
@@ -23,7 +22,7 @@ func Mount(ctx context.Context, cfg config.Serve, rt *service.Runtime) error {
 	if err != nil {
 		return err
 	}
-	users := usersclient.NewClient(cfg.UsersInternalURL, cfg.UsersTimeout, rt.Credentials)
+	users := cfg.UsersClient.Client(rt.Credentials)
 	svc := volunteer.NewService(volunteerdb.New(rt.Pool), users, cfg.ConventionID)
 	volunteerapi.New(svc, deps.Paginator("volunteers.search"), rt.Log, deps.ProtectedAndLimited).
 		Register(rt.Server.Public, rt.Server.Internal)

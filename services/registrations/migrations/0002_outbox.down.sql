@@ -1,2 +1,0 @@
-DROP TABLE outbox_dead;
-DROP TABLE outbox;
