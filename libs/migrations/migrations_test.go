@@ -11,7 +11,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/eventreg/eventreg/libs/migrations"
-	"github.com/eventreg/eventreg/libs/pgdb"
 	"github.com/eventreg/eventreg/libs/testkit"
 )
 
@@ -136,12 +135,7 @@ func TestEveryFormOfTheServicesDSN(t *testing.T) {
 	if err := set.Up(keyword); err != nil {
 		t.Fatalf("keyword form with pool_max_conns: %v", err)
 	}
-	pool, err := pgdb.Open(context.Background(), dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
-	if st, err := set.Status(context.Background(), pool); err != nil || !st.Current() {
+	if st, err := set.Status(context.Background(), testkit.OpenPool(t, dsn)); err != nil || !st.Current() {
 		t.Fatalf("status after up: %+v %v", st, err)
 	}
 }
@@ -173,7 +167,7 @@ func TestWithALibrarysMigrations(t *testing.T) {
 		t.Fatal("a migration both the service and the library hold is taken")
 	}
 
-	dsn, pool := newDatabase(t)
+	dsn, pool := testkit.NewPool(t)
 	ctx := context.Background()
 	if err := set.UpTo(dsn, 2); err != nil {
 		t.Fatal(err)

@@ -22,7 +22,6 @@ import (
 	"github.com/eventreg/eventreg/libs/cursor"
 	"github.com/eventreg/eventreg/libs/httpserver"
 	"github.com/eventreg/eventreg/libs/migrations"
-	"github.com/eventreg/eventreg/libs/pgdb"
 	"github.com/eventreg/eventreg/libs/service"
 	"github.com/eventreg/eventreg/libs/servicetoken"
 	"github.com/eventreg/eventreg/libs/testkit"
@@ -38,18 +37,7 @@ func NewPool(t testing.TB, set migrations.Set) (string, *pgxpool.Pool) {
 	if err := set.Up(dsn); err != nil {
 		t.Fatal(err)
 	}
-	return dsn, openPool(t, dsn)
-}
-
-// openPool opens a pool on dsn, closed when t ends.
-func openPool(t testing.TB, dsn string) *pgxpool.Pool {
-	t.Helper()
-	pool, err := pgdb.Open(context.Background(), dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	return pool
+	return dsn, testkit.OpenPool(t, dsn)
 }
 
 // Options configure Start. Zero values take the defaults.
@@ -125,7 +113,7 @@ func Start(t testing.TB, set migrations.Set, o Options, mount func(context.Conte
 	if dsn == "" {
 		dsn, pool = NewPool(t, set)
 	} else {
-		pool = openPool(t, dsn)
+		pool = testkit.OpenPool(t, dsn)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)

@@ -108,18 +108,24 @@ func NewDatabase(t testing.TB) string {
 }
 
 // NewPool creates an empty database for t (NewDatabase) and opens a pool on
-// it (pgdb.Open, as the services do); the pool is closed and the database
-// dropped when t ends. It returns the database's DSN and the pool. It skips
-// t under -short.
+// it (OpenPool); the database is dropped when t ends. It returns the
+// database's DSN and the pool. It skips t under -short.
 func NewPool(t testing.TB) (string, *pgxpool.Pool) {
 	t.Helper()
 	dsn := NewDatabase(t)
+	return dsn, OpenPool(t, dsn)
+}
+
+// OpenPool opens a pool on dsn as the services do (pgdb.Open), closed when
+// t ends.
+func OpenPool(t testing.TB, dsn string) *pgxpool.Pool {
+	t.Helper()
 	pool, err := pgdb.Open(context.Background(), dsn)
 	if err != nil {
 		t.Fatalf("opening a pool on the test database: %v", err)
 	}
 	t.Cleanup(pool.Close)
-	return dsn, pool
+	return pool
 }
 
 // DropDatabase drops name on the server of admin, ending its sessions.
