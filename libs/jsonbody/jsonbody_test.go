@@ -1,6 +1,7 @@
 package jsonbody_test
 
 import (
+	"encoding/json"
 	"regexp"
 	"strconv"
 	"strings"
@@ -64,7 +65,8 @@ func TestUnmarshalEmptyBody(t *testing.T) {
 
 // FuzzCheck compares Check with referenceCheck, the encoding/json token walk
 // it replaced: both must accept and refuse the same bodies, for the same
-// reason, except that Check also refuses escaped lone surrogates.
+// reason where the body is valid JSON, except that Check also refuses
+// escaped lone surrogates.
 func FuzzCheck(f *testing.F) {
 	for _, s := range []string{`{}`, `{"a":[1,{"b":2}]}`, `{"a":1,"a":2}`, `[[[]]]`, `"x"`, `{} {`,
 		`{"a":1,"\u0061":2}`, `"\ud800"`, `"\ud83d\ude00"`, strings.Repeat("[", 33) + strings.Repeat("]", 33)} {
@@ -80,7 +82,7 @@ func FuzzCheck(f *testing.F) {
 			}
 		case got == nil && want != nil:
 			t.Fatalf("Check accepted %q; the reference refused it (%v)", b, want)
-		case reason(got) != reason(want):
+		case reason(got) != reason(want) && json.Valid(b):
 			t.Fatalf("%q: Check says %q, the reference %q", b, got, want)
 		}
 	})
@@ -89,9 +91,10 @@ func FuzzCheck(f *testing.F) {
 // loneSurrogate matches a \u escape in the surrogate range.
 var loneSurrogate = regexp.MustCompile(`(?i)\\u[d][89a-f]`)
 
-// reason is an error's kind: a refused body may be both invalid and, say,
-// too deep, and the two walks can meet either first only where the body is
-// invalid anyway.
+// reason is an error's kind. A body that is not valid JSON may also be,
+// say, too deep or hold a key twice (`""{"a":0,"a"`: a second value, itself
+// truncated, with a repeated key); the two walks may meet either first, so
+// the reasons are compared only for bodies encoding/json finds valid.
 func reason(err error) string {
 	for _, k := range []string{"twice", "deeper", "UTF-8"} {
 		if strings.Contains(err.Error(), k) {
