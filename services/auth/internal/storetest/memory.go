@@ -135,11 +135,15 @@ func (m *MemoryKeys) List(context.Context) ([]signing.Key, error) {
 }
 
 // Locked runs decide on the keys held and adds the keys it returns, one
-// caller at a time as keydb.Store's lock has it.
+// caller at a time as keydb.Store's lock has it; when decide fails nothing
+// is added, as keydb.Store's transaction rolls back.
 func (m *MemoryKeys) Locked(_ context.Context, decide func([]signing.Key) ([]signing.Key, error)) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	add, err := decide(append([]signing.Key(nil), m.keys...))
+	if err != nil {
+		return err
+	}
 	m.keys = append(m.keys, add...)
-	return err
+	return nil
 }
